@@ -1,0 +1,29 @@
+# namesake — `make install && make demo`, then `make test`.
+PYTHON ?= python3
+VENV ?= .venv
+BIN := $(VENV)/bin
+DEMO_OUT ?= demo_output
+# Everything runs offline: models and datasets come from local paths or installed packages.
+export HF_HUB_OFFLINE := 1
+export HF_DATASETS_OFFLINE := 1
+
+.PHONY: install test demo lint bench
+
+install:
+	$(PYTHON) -m venv $(VENV)
+	# Pinned: this version has a local CPU wheel; anything else pulls GBs of CUDA packages.
+	$(BIN)/pip install torch==2.13.0
+	$(BIN)/pip install -e ".[dev]"
+
+test:
+	$(BIN)/python -m pytest -q
+
+demo:
+	$(BIN)/python dataset_scripts/amber/build.py --out $(DEMO_OUT)/amber --jsonl-dir $(DEMO_OUT)/amber_jsonl
+
+lint:
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+bench:
+	$(BIN)/python benchmarks/bench_amber_stage1.py

@@ -1,0 +1,4 @@
+from namesake.cli import main
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,126 @@
+"""The AmbER build: dumps in, a Hub dataset folder (and optionally the published JSON-lines
+layout) out. Each stage lives in the module named after it; this file only wires them."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from namesake.amber.alignment import align_to_pages
+from namesake.amber.dataset import (
+    config_tables,
+    dataset_card,
+    entity_rows,
+    query_rows,
+    statistics,
+    write_configs,
+    write_jsonl_layout,
+)
+from namesake.amber.entities import extract_entities
+from namesake.amber.instances import build_instances
+from namesake.amber.kilt import read_pages
+from namesake.amber.names import find_polysemous_names
+from namesake.amber.pageviews import read_pageviews
+from namesake.amber.reference import COLLECTIONS, PRACTICED_BY, USED_BY, load_collection
+from namesake.amber.relations import keep_distinguishing_relations
+from namesake.io import InputProblems, atomic_directory
+
+
+@dataclass
+class BuildReport:
+    """What a build did: counts per stage and collection, skipped input, timings."""
+
+    counts: dict[str, int] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    statistics: dict[str, dict] = field(default_factory=dict)
+
+    def lines(self) -> list[str]:
+        lines = [f"{key}: {value:,}" for key, value in self.counts.items()]
+        lines += [f"time {stage}: {s:.1f}s" for stage, s in self.seconds.items()]
+        return lines + self.problems
+
+
+def build_amber(
+    wikidata: str | os.PathLike,
+    pageviews: str | os.PathLike,
+    kilt: str | os.PathLike,
+    out: str | os.PathLike,
+    collections: tuple[str, ...] = COLLECTIONS,
+    workers: int = 1,
+    jsonl_dir: str | os.PathLike | None = None,
+    strict: bool = False,
+    reference_dir: str | os.PathLike | None = None,
+) -> BuildReport:
+    """Builds AmbER from the three dumps; outputs appear atomically, or not at all."""
+    report = BuildReport()
+    problems = InputProblems(strict)
+    loaded = [load_collection(name, reference_dir) for name in collections]
+    clock = time.perf_counter()
+
+    def lap(stage: str):
+        nonlocal clock
+        now = time.perf_counter()
+        report.seconds[stage] = now - clock
+        clock = now
+
+    views = read_pageviews(pageviews, problems, threads=workers)
+    report.counts["English pages with views"] = views.num_rows
+    lap("pageviews")
+
+    wanted_pids = frozenset().union(*(c.pids for c in loaded)) | {PRACTICED_BY, USED_BY}
+    entities = extract_entities(wikidata, views, wanted_pids, problems, workers)
+    report.counts["entities with views (stage 1)"] = len(entities)
+    lap("stage 1 (entities)")
+
+    candidates = {}
+    for collection in loaded:
+        sets = find_polysemous_names(entities, collection)
+        keep_distinguishing_relations(sets, collection)
+        candidates[collection.name] = sets
+        report.counts[f"{collection.name}: polysemous names (stages 2-3)"] = len(sets)
+    del entities
+    lap("stages 2-3 (names, relations)")
+
+    wanted_qids = {qid for sets in candidates.values() for s in sets for qid in s["qids"]}
+    pages = read_pages(kilt, wanted_qids, problems, workers)
+    lap("stage 4 (KILT pages)")
+
+    configs, outputs = {}, {}
+    for collection in loaded:
+        tuples = align_to_pages(candidates[collection.name], pages)
+        instances, omitted = build_instances(tuples, collection)
+        queries, members = query_rows(tuples, instances), entity_rows(tuples)
+        outputs[collection.name] = (tuples, instances)
+        report.counts[f"{collection.name}: AmbER sets (stage 4)"] = len(tuples)
+        report.counts[f"{collection.name}: queries"] = queries.num_rows
+        report.counts[f"{collection.name}: REFUTES claims omitted (no other value)"] = omitted
+        if not tuples:  # an empty Parquet config would not load; say so instead
+            report.problems.append(f"{collection.name}: no AmbER set survived; no config written")
+            continue
+        configs.update(config_tables(collection.name, queries, members))
+        report.statistics[collection.name] = statistics(queries, members)
+    lap("stages 4-5 (alignment, instances)")
+
+    report.problems += problems.summary()
+    notes = [f"{key}: {value:,}" for key, value in report.counts.items()] + report.problems
+    sources = {"Wikidata": Path(wikidata).name, "page views": Path(pageviews).name,
+               "KILT": Path(kilt).name}
+    with atomic_directory(out) as staging:
+        write_configs(staging, configs)
+        card = dataset_card(report.statistics, sources, notes)
+        (staging / "README.md").write_text(card, encoding="utf-8")
+    if jsonl_dir is not None:
+        with atomic_directory(jsonl_dir) as staging:
+            for name, (tuples, instances) in outputs.items():
+                write_jsonl_layout(staging, name, tuples, instances)
+    lap("writing")
+    if problems.total():
+        print(
+            f"Skipped {problems.total():,} bad input line(s); --strict stops at the first.",
+            file=sys.stderr,
+        )
+    return report

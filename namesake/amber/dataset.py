@@ -1,0 +1,240 @@
+"""Writing AmbER as a Hugging Face Hub dataset folder (Parquet shards + dataset card) and
+in the published JSON-lines layout, and computing the paper's statistics from it."""
+
+from __future__ import annotations
+
+import json
+import string
+from collections import Counter
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import yaml
+
+import namesake
+from namesake.amber.instances import TASKS
+from namesake.io import BadInputError
+
+ROWS_PER_SHARD = 200_000
+CARD_TEMPLATE = Path(__file__).parent / "dataset_card.md"
+TASK_NAMES = {"qa": "question answering", "sf": "slot filling", "fc": "fact checking"}
+
+QUERY_SCHEMA = pa.schema(
+    [
+        ("id", pa.string()),
+        ("amber_id", pa.string()),
+        ("name", pa.string()),
+        ("qid", pa.string()),
+        ("is_head", pa.bool_()),
+        ("popularity", pa.float64()),
+        ("task", pa.string()),
+        ("pid", pa.string()),
+        ("property", pa.string()),
+        ("input", pa.string()),
+        ("answer", pa.list_(pa.string())),
+        ("values", pa.list_(pa.string())),
+        ("additional_values", pa.list_(pa.string())),
+        ("gold_wikipedia_ids", pa.list_(pa.string())),
+        ("gold_titles", pa.list_(pa.string())),
+    ]
+)
+ENTITY_SCHEMA = pa.schema(
+    [
+        ("name", pa.string()),
+        ("qid", pa.string()),
+        ("label", pa.string()),
+        ("is_head", pa.bool_()),
+        ("popularity", pa.float64()),
+        ("entity_types", pa.list_(pa.string())),
+        ("wikipedia_ids", pa.list_(pa.string())),
+        ("wikipedia_titles", pa.list_(pa.string())),
+        ("pids", pa.list_(pa.string())),
+    ]
+)
+
+
+def query_rows(tuples: list[dict], instances: dict[str, list]) -> pa.Table:
+    """One row per query of every task, in set order, then entity, then task."""
+    rows = []
+    for index, amber_set in enumerate(tuples):
+        for qid, entity in amber_set["qids"].items():
+            for task in TASKS:
+                for query in instances[task][index]["qids"][qid]["queries"]:
+                    pid = query["meta"]["pid"]
+                    relation = entity["pids"][pid]
+                    output = query["output"]
+                    answer = output["answer"]
+                    rows.append(
+                        {
+                            "id": query["id"],
+                            "amber_id": relation["amber_id"],
+                            "name": amber_set["name"],
+                            "qid": qid,
+                            "is_head": entity["is_head"],
+                            "popularity": entity["popularity"],
+                            "task": task,
+                            "pid": pid,
+                            "property": relation["property"],
+                            "input": query["input"],
+                            "answer": [answer] if isinstance(answer, str) else answer,
+                            "values": output["meta"]["values"],
+                            "additional_values": output["meta"]["additional_values"],
+                            "gold_wikipedia_ids": [p["wikipedia_id"] for p in output["provenance"]],
+                            "gold_titles": [p["title"] for p in output["provenance"]],
+                        }
+                    )
+    return pa.Table.from_pylist(rows, schema=QUERY_SCHEMA)
+
+
+def entity_rows(tuples: list[dict]) -> pa.Table:
+    """One row per entity of every set, those without queries included (they confuse too)."""
+    rows = [
+        {
+            "name": amber_set["name"],
+            "qid": qid,
+            "label": entity["label"],
+            "is_head": entity["is_head"],
+            "popularity": entity["popularity"],
+            "entity_types": entity["entity_types"],
+            "wikipedia_ids": [page["wikipedia_id"] for page in entity["wikipedia"]],
+            "wikipedia_titles": [page["title"] for page in entity["wikipedia"]],
+            "pids": list(entity["pids"]),
+        }
+        for amber_set in tuples
+        for qid, entity in amber_set["qids"].items()
+    ]
+    return pa.Table.from_pylist(rows, schema=ENTITY_SCHEMA)
+
+
+def config_tables(collection: str, queries: pa.Table, entities: pa.Table) -> dict[str, pa.Table]:
+    """The dataset configs of one collection: all tasks, each task, and the set members."""
+    configs = {collection: queries}
+    for task in TASKS:
+        configs[f"{collection}_{task}"] = queries.filter(pc.equal(queries["task"], task))
+    configs[f"{collection}_entities"] = entities
+    return configs
+
+
+def write_configs(folder: Path, configs: dict[str, pa.Table]) -> None:
+    """Writes ``folder/<config>/test-0000i-of-0000n.parquet`` for every config."""
+    for config, table in configs.items():
+        shards = max(1, -(-table.num_rows // ROWS_PER_SHARD))
+        (folder / config).mkdir(parents=True)
+        for shard in range(shards):
+            part = table.slice(shard * ROWS_PER_SHARD, ROWS_PER_SHARD)
+            pq.write_table(part, folder / config / f"test-{shard:05d}-of-{shards:05d}.parquet")
+
+
+def write_jsonl_layout(folder: Path, collection: str, tuples: list[dict], instances: dict) -> None:
+    """The published layout: ``<collection>/amber_set_tuples.jsonl``, ``<task>/amber_sets.jsonl``."""
+    files = {Path(collection, "amber_set_tuples.jsonl"): tuples}
+    files.update({Path(collection, task, "amber_sets.jsonl"): instances[task] for task in TASKS})
+    for relative, records in files.items():
+        path = folder / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            for record in records:
+                f.write(json.dumps(record, ensure_ascii=False) + "\n")
+
+
+def read_config(folder: str | Path, config: str) -> pa.Table:
+    """Reads one config of a built dataset folder."""
+    shards = sorted(Path(folder, config).glob("*.parquet"))
+    if not shards:
+        raise BadInputError(Path(folder, config), None, "no Parquet shards: not an AmbER build?")
+    return pa.concat_tables(pq.read_table(shard) for shard in shards)
+
+
+def statistics(queries: pa.Table, entities: pa.Table) -> dict:
+    """The paper's Table 4 figures (and Table 3's property distribution) for one collection."""
+    sets = len(set(entities["name"].to_pylist()))
+    pids = entities["pids"].to_pylist()
+    tasks = Counter(queries["task"].to_pylist())
+    heads = Counter(zip(queries["task"].to_pylist(), queries["is_head"].to_pylist(), strict=True))
+    per_property: Counter = Counter()
+    labels = dict(zip(queries["pid"].to_pylist(), queries["property"].to_pylist(), strict=True))
+    for types, entity_pids in zip(entities["entity_types"].to_pylist(), pids, strict=True):
+        for pid in entity_pids:
+            per_property[(" ".join(types), pid)] += 1
+    tuples = sum(len(p) for p in pids)
+    return {
+        "sets": sets,
+        "entities_per_set": len(pids) / sets if sets else 0.0,
+        "entities_with_queries_per_set": sum(1 for p in pids if p) / sets if sets else 0.0,
+        "properties_per_set": tuples / sets if sets else 0.0,
+        "tuples": tuples,
+        "queries": {task: tasks[task] for task in TASKS},
+        "head_queries": {task: heads[(task, True)] for task in TASKS},
+        "tail_queries": {task: heads[(task, False)] for task in TASKS},
+        "property_distribution": [
+            {"entity_types": types, "pid": pid, "property": labels.get(pid, pid),
+             "percent": 100 * count / tuples}
+            for (types, pid), count in sorted(per_property.items(), key=lambda kv: -kv[1])
+        ],
+    }
+
+
+def statistics_table(stats: dict[str, dict]) -> str:
+    """Markdown in the shape of the paper's Table 4, one row per collection."""
+    lines = [
+        "| Collection | # AmbER sets | Entities / set | Entities with queries / set "
+        "| Properties / set | QA queries | SF queries | FC queries |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for collection, s in stats.items():
+        lines.append(
+            f"| {_display_name(collection)} | {s['sets']:,} | {s['entities_per_set']:.2f} "
+            f"| {s['entities_with_queries_per_set']:.2f} | {s['properties_per_set']:.2f} | "
+            + " | ".join(f"{s['queries'][task]:,}" for task in TASKS)
+            + " |"
+        )
+    return "\n".join(lines)
+
+
+def property_table(stats: dict[str, dict]) -> str:
+    """Markdown in the shape of the paper's Table 3: share of AmbER tuples per property."""
+    lines = ["| Collection | Entity types | Property | Share of tuples |", "|---|---|---|---:|"]
+    for collection, s in stats.items():
+        for row in s["property_distribution"]:
+            lines.append(
+                f"| {_display_name(collection)} | {row['entity_types']} "
+                f"| {row['property']} ({row['pid']}) | {row['percent']:.1f}% |"
+            )
+    return "\n".join(lines)
+
+
+def _display_name(collection: str) -> str:
+    return {"human": "AmbER-H", "nonhuman": "AmbER-N"}.get(collection, collection)
+
+
+def dataset_card(stats: dict[str, dict], sources: dict[str, str], notes: list[str]) -> str:
+    """README.md with the Hub's YAML header (configs, license, tasks) and the card body."""
+    configs = [
+        {
+            "config_name": config,
+            "data_files": [{"split": "test", "path": f"{config}/test-*.parquet"}],
+            **({"default": True} if config == next(iter(stats)) else {}),
+        }
+        for collection in stats
+        for config in [collection, *(f"{collection}_{t}" for t in TASKS), f"{collection}_entities"]
+    ]
+    header = {
+        "pretty_name": "AmbER (Ambiguous Entity Retrieval)",
+        "license": "cc0-1.0",
+        "language": ["en"],
+        "task_categories": ["question-answering", "text-retrieval", "text-classification"],
+        "tags": ["entity-disambiguation", "retrieval", "popularity-bias", "wikidata", "kilt"],
+        "size_categories": ["10K<n<100K"],
+        "configs": configs,
+    }
+    body = string.Template(CARD_TEMPLATE.read_text(encoding="utf-8")).substitute(
+        statistics_table=statistics_table(stats),
+        property_table=property_table(stats),
+        sources="\n".join(f"- {role}: `{name}`" for role, name in sources.items()),
+        notes="\n".join(f"- {note}" for note in notes) or "- none",
+        version=namesake.__version__,
+        first_config=next(iter(stats)),
+    )
+    return "---\n" + yaml.safe_dump(header, sort_keys=False, allow_unicode=True) + "---\n\n" + body

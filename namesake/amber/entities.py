@@ -1,0 +1,100 @@
+"""Stage 1: Wikidata items that have English Wikipedia page views.
+
+One pass over the Wikidata dump (parallel over line blocks) keeps items with an English
+label and an ``enwiki`` sitelink; a hash join against the page-view table keeps those whose
+page was viewed and sets popularity = log10(views). Everything is held as Arrow columns
+sorted by QID, so later stages look entities up with a binary search.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from namesake.amber import wikidata
+from namesake.io import BadInputError, InputProblems, map_blocks
+
+
+@dataclass
+class Entities:
+    """Stage-1 output.
+
+    ``table``: qid, names (label then aliases), types (P31 QIDs), popularity, line (position
+    in the dump, which fixes the order of entities inside a set), sorted by qid.
+    ``relations``: qid, pid, kind, value_qid, amount, unit, in dump order.
+    """
+
+    table: pa.Table
+    relations: pa.Table
+    property_labels: dict[int, str]
+
+    def __post_init__(self):
+        self.qids = self.table["qid"].to_numpy()
+
+    def __len__(self) -> int:
+        return self.table.num_rows
+
+    def rows_of(self, qids) -> np.ndarray:
+        """Row of each QID number in ``table``, or -1 where the item did not survive stage 1."""
+        qids = np.asarray(qids, dtype=np.int64)
+        rows = np.searchsorted(self.qids, qids)
+        found = rows < len(self.qids)
+        found[found] = self.qids[rows[found]] == qids[found]
+        return np.where(found, rows, -1)
+
+
+def extract_entities(
+    wikidata_path: str | os.PathLike,
+    pageviews: pa.Table,
+    wanted_pids: frozenset[str],
+    problems: InputProblems,
+    workers: int = 1,
+) -> Entities:
+    """Runs stage 1 over the dump; relations are kept only for ``wanted_pids``."""
+    entity_batches, relation_batches = [], []
+    property_labels: dict[int, str] = {}
+    first_edges = last_edges = None
+    last_line = 0
+    for block in map_blocks(
+        wikidata_path,
+        wikidata.parse_block,
+        workers=workers,
+        initializer=wikidata.init_worker,
+        initargs=(frozenset(wanted_pids),),
+        desc="Stage 1: Wikidata entities",
+    ):
+        problems.merge(wikidata_path, block.problems)
+        entity_batches.append(block.entities)
+        relation_batches.append(block.relations)
+        property_labels.update(block.property_labels)
+        if block.edges is not None:
+            first_edges = first_edges or block.edges
+            last_edges = block.edges
+        last_line = block.first_line + block.lines - 1
+    if first_edges is None or not first_edges[0]:
+        raise BadInputError(
+            wikidata_path, 1, "not a Wikidata JSON dump: the first line should be '['"
+        )
+    if not last_edges[1]:
+        problems.report(
+            wikidata_path, last_line, "missing final ']'", "the dump looks truncated"
+        )
+
+    items = pa.Table.from_batches(entity_batches, wikidata.ENTITY_SCHEMA)
+    views_row = pc.index_in(items["title"], value_set=pageviews["title"])
+    viewed = pc.is_valid(views_row)
+    items = items.filter(viewed)
+    views = pageviews["views"].take(views_row.filter(viewed)).to_pylist()
+    # math.log10, as the published pipeline, so popularities match to the last bit.
+    popularity = pa.array([math.log10(v) for v in views], pa.float64())
+    items = items.append_column("popularity", popularity).drop_columns(["title"])
+    items = items.sort_by("qid")
+
+    relations = pa.Table.from_batches(relation_batches, wikidata.RELATION_SCHEMA)
+    relations = relations.filter(pc.is_in(relations["qid"], value_set=items["qid"]))
+    return Entities(items.combine_chunks(), relations.combine_chunks(), property_labels)

@@ -1,0 +1,102 @@
+"""The namesake command line: ``namesake <group> <command> ...``."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from namesake.io import BadInputError
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="namesake", description=__doc__)
+    groups = parser.add_subparsers(dest="group", required=True)
+    _add_amber(groups.add_parser("amber", help="build, inspect and publish the AmbER benchmark"))
+    args = parser.parse_args(argv)
+    try:
+        args.run(args)
+    except (BadInputError, FileNotFoundError) as exc:
+        sys.exit(f"namesake: error: {exc}")
+
+
+def _add_amber(parser: argparse.ArgumentParser) -> None:
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    build = commands.add_parser(
+        "build", help="rebuild AmbER from Wikidata, page-view and KILT dumps"
+    )
+    build.add_argument("--wikidata", required=True, help="Wikidata JSON dump (.json.bz2/.gz/plain)")
+    build.add_argument(
+        "--pageviews", required=True,
+        help="monthly page views: pagecounts-ez totals or pageviews-complete (bz2/gz/plain)",
+    )
+    build.add_argument("--kilt", required=True, help="KILT knowledge source (JSON lines)")
+    build.add_argument("--out", required=True, help="output Hub dataset folder")
+    build.add_argument(
+        "--collections", default="human,nonhuman", help="comma-separated: human,nonhuman"
+    )
+    build.add_argument(
+        "--workers", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)"
+    )
+    build.add_argument("--jsonl-dir", help="also write the published JSON-lines layout here")
+    build.add_argument("--strict", action="store_true", help="fail on the first bad input line")
+    build.add_argument(
+        "--reference", help="folder with <collection>/ templates and type lists (default: bundled)"
+    )
+    build.set_defaults(run=_amber_build)
+
+    stats = commands.add_parser("stats", help="print the paper's Table 4 figures for a build")
+    stats.add_argument("dataset", help="a folder written by `namesake amber build`")
+    stats.add_argument("--json", action="store_true", help="print the full statistics as JSON")
+    stats.set_defaults(run=_amber_stats)
+
+    push = commands.add_parser("push", help="upload a build to the Hugging Face Hub")
+    push.add_argument("dataset", help="a folder written by `namesake amber build`")
+    push.add_argument("--repo-id", required=True, help="e.g. your-name/amber")
+    push.add_argument("--private", action="store_true")
+    push.add_argument("--token", help="Hub token (default: the logged-in one)")
+    push.add_argument("--dry-run", action="store_true", help="list the files, upload nothing")
+    push.set_defaults(run=_amber_push)
+
+
+def _amber_build(args) -> None:
+    from namesake.amber.build import build_amber
+    from namesake.amber.dataset import statistics_table
+
+    collections = tuple(c.strip() for c in args.collections.split(",") if c.strip())
+    report = build_amber(
+        args.wikidata, args.pageviews, args.kilt, args.out,
+        collections=collections, workers=args.workers, jsonl_dir=args.jsonl_dir,
+        strict=args.strict, reference_dir=args.reference,
+    )
+    print("\n".join(report.lines()))
+    print(statistics_table(report.statistics))
+    print(f"Wrote {args.out}" + (f" and {args.jsonl_dir}" if args.jsonl_dir else ""))
+
+
+def _amber_stats(args) -> None:
+    from namesake.amber.dataset import read_config, statistics, statistics_table
+    from namesake.amber.reference import COLLECTIONS
+
+    found = {
+        c: statistics(read_config(args.dataset, c), read_config(args.dataset, f"{c}_entities"))
+        for c in COLLECTIONS
+        if os.path.isdir(os.path.join(args.dataset, c))
+    }
+    if not found:
+        raise BadInputError(args.dataset, None, "no human/ or nonhuman/ config: not an AmbER build")
+    print(json.dumps(found, indent=2) if args.json else statistics_table(found))
+
+
+def _amber_push(args) -> None:
+    from namesake.hub import list_upload, push_folder
+
+    files = list_upload(args.dataset)
+    if args.dry_run:
+        print(f"Would upload {len(files)} file(s) to datasets/{args.repo_id}:")
+        print("\n".join(f"  {name}" for name in files))
+        return
+    url = push_folder(args.dataset, args.repo_id, private=args.private, token=args.token)
+    print(f"Uploaded {len(files)} file(s): {url}")

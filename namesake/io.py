@@ -1,0 +1,213 @@
+"""Reading dumps (bz2/gzip/plain, streamed) and writing outputs atomically.
+
+Dumps are read as bytes in large blocks of whole lines so that the expensive work
+(JSON parsing) can be handed to worker processes while decompression runs in
+rapidgzip's own threads.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gzip
+import os
+import shutil
+import tempfile
+from collections import Counter, deque
+from collections.abc import Callable, Iterable, Iterator
+from multiprocessing import get_context
+from pathlib import Path
+from typing import BinaryIO
+
+import rapidgzip
+from tqdm.auto import tqdm
+
+BZ2_MAGIC = b"BZh"
+GZIP_MAGIC = b"\x1f\x8b"
+CHUNK_BYTES = 8 << 20
+
+
+class BadInputError(ValueError):
+    """An input file is malformed; names the file and, where known, the line."""
+
+    def __init__(self, path: str | os.PathLike, line: int | None, message: str):
+        self.path, self.line, self.message = str(path), line, message
+        where = f"{self.path}:{line}" if line is not None else self.path
+        super().__init__(f"{where}: {message}")
+
+    def __reduce__(self):  # keep the three fields when raised inside a worker process
+        return (type(self), (self.path, self.line, self.message))
+
+
+class InputProblems:
+    """Tallies bad input lines: raises on the first one in strict mode, else counts them."""
+
+    MAX_EXAMPLES = 3
+
+    def __init__(self, strict: bool = False):
+        self.strict = strict
+        self.counts: Counter[tuple[str, str]] = Counter()
+        self.examples: dict[tuple[str, str], list[int | None]] = {}
+
+    def report(self, path: str | os.PathLike, line: int | None, kind: str, detail: str = ""):
+        if self.strict:
+            raise BadInputError(path, line, f"{kind}{': ' + detail if detail else ''}")
+        key = (str(path), kind)
+        self.counts[key] += 1
+        examples = self.examples.setdefault(key, [])
+        if len(examples) < self.MAX_EXAMPLES:
+            examples.append(line)
+
+    def merge(self, path: str | os.PathLike, problems: Iterable[tuple[int, str, str]]):
+        for line, kind, detail in problems:
+            self.report(path, line, kind, detail)
+
+    def total(self) -> int:
+        return sum(self.counts.values())
+
+    def summary(self) -> list[str]:
+        return [
+            f"{path}: skipped {count} line(s) with {kind} "
+            f"(e.g. line {', '.join(str(n) for n in self.examples[(path, kind)])})"
+            for (path, kind), count in sorted(self.counts.items())
+        ]
+
+
+def detect_compression(path: str | os.PathLike) -> str:
+    """'bz2', 'gzip' or 'plain', from the file's magic bytes (not its name)."""
+    try:
+        with open(path, "rb") as f:
+            magic = f.read(3)
+    except FileNotFoundError:
+        raise BadInputError(path, None, "no such file") from None
+    if magic.startswith(BZ2_MAGIC):
+        return "bz2"
+    if magic.startswith(GZIP_MAGIC):
+        return "gzip"
+    return "plain"
+
+
+def open_dump(path: str | os.PathLike, threads: int = 1) -> BinaryIO:
+    """Opens a bz2, gzip or plain file for binary reading.
+
+    bz2 (the slow one) is decompressed by rapidgzip over `threads` threads; gzip uses
+    zlib, which is fast enough alone and, unlike rapidgzip, reports a truncated stream.
+    """
+    compression = detect_compression(path)
+    if compression == "bz2":
+        return rapidgzip.open(str(path), parallelization=max(1, threads))
+    if compression == "gzip":
+        return gzip.open(path, "rb")
+    return open(path, "rb")
+
+
+def iter_line_blocks(
+    path: str | os.PathLike, threads: int = 1, block_bytes: int = CHUNK_BYTES
+) -> Iterator[tuple[int, bytes]]:
+    """Yields (number of the block's first line, block of whole lines) through the file.
+
+    A corrupt compressed stream raises BadInputError naming the file and the last line
+    read; a file that does not end with a newline still yields its last line.
+    """
+    line_no = 1
+    compression = detect_compression(path)
+    with open_dump(path, threads) as stream:
+        rest = b""
+        while True:
+            try:
+                data = stream.read(block_bytes)
+            except Exception as exc:  # rapidgzip raises several types for corrupt data
+                raise BadInputError(
+                    path, line_no, f"corrupt {compression} stream after this line ({exc})"
+                ) from exc
+            if not data:
+                break
+            data = rest + data
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:
+                rest = data
+                continue
+            block, rest = data[:cut], data[cut:]
+            yield line_no, block
+            line_no += block.count(b"\n")
+        if rest:
+            yield line_no, rest
+
+
+def iter_lines(path: str | os.PathLike, threads: int = 1) -> Iterator[tuple[int, bytes]]:
+    """Yields (line number, line without its newline) through a dump."""
+    for first, block in iter_line_blocks(path, threads):
+        for offset, line in enumerate(block.splitlines()):
+            yield first + offset, line
+
+
+def map_blocks(
+    path: str | os.PathLike,
+    worker: Callable[[tuple[int, bytes]], object],
+    workers: int = 1,
+    initializer: Callable | None = None,
+    initargs: tuple = (),
+    desc: str = "",
+) -> Iterator[object]:
+    """Applies `worker` to every line block of `path`, in order, over `workers` processes.
+
+    At most two blocks per worker are in flight, so memory stays bounded however big the
+    dump. With one worker everything runs in this process.
+    """
+    blocks = iter_line_blocks(path, threads=workers)
+    progress = tqdm(desc=desc or f"Reading {Path(path).name}", unit="B", unit_scale=True)
+    with progress:
+        if workers <= 1:
+            if initializer:
+                initializer(*initargs)
+            for block in blocks:
+                progress.update(len(block[1]))
+                yield worker(block)
+            return
+        with get_context("fork").Pool(workers, initializer, initargs) as pool:
+            pending: deque = deque()
+            for block in blocks:
+                pending.append(pool.apply_async(worker, (block,)))
+                progress.update(len(block[1]))
+                if len(pending) >= 2 * workers:
+                    yield pending.popleft().get()
+            while pending:
+                yield pending.popleft().get()
+
+
+@contextlib.contextmanager
+def atomic_directory(target: str | os.PathLike) -> Iterator[Path]:
+    """Yields a fresh temporary directory that replaces `target` only if the block succeeds.
+
+    An interrupted or failed build leaves `target` as it was (absent, or the previous
+    complete output); re-running is always safe.
+    """
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.partial-", dir=target.parent))
+    try:
+        yield staging
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    previous = None
+    if target.exists():
+        previous = target.with_name(f".{target.name}.old-{os.getpid()}")
+        target.rename(previous)
+    staging.rename(target)
+    if previous is not None:
+        shutil.rmtree(previous, ignore_errors=True)
+
+
+def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
+    """Writes a file through a temporary sibling and a rename."""
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
