@@ -29,7 +29,8 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     )
     build.add_argument("--wikidata", required=True, help="Wikidata JSON dump (.json.bz2/.gz/plain)")
     build.add_argument(
-        "--pageviews", required=True,
+        "--pageviews",
+        required=True,
         help="monthly page views: pagecounts-ez totals or pageviews-complete (bz2/gz/plain)",
     )
     build.add_argument("--kilt", required=True, help="KILT knowledge source (JSON lines)")
@@ -67,9 +68,15 @@ def _amber_build(args) -> None:
 
     collections = tuple(c.strip() for c in args.collections.split(",") if c.strip())
     report = build_amber(
-        args.wikidata, args.pageviews, args.kilt, args.out,
-        collections=collections, workers=args.workers, jsonl_dir=args.jsonl_dir,
-        strict=args.strict, reference_dir=args.reference,
+        args.wikidata,
+        args.pageviews,
+        args.kilt,
+        args.out,
+        collections=collections,
+        workers=args.workers,
+        jsonl_dir=args.jsonl_dir,
+        strict=args.strict,
+        reference_dir=args.reference,
     )
     print("\n".join(report.lines()))
     print(statistics_table(report.statistics))

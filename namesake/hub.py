@@ -16,7 +16,8 @@ def list_upload(folder: str | os.PathLike) -> list[str]:
     return sorted(
         str(path.relative_to(folder))
         for path in folder.rglob("*")
-        if path.is_file() and not any(part.startswith(".") for part in path.relative_to(folder).parts)
+        if path.is_file()
+        and not any(part.startswith(".") for part in path.relative_to(folder).parts)
     )
 
 

@@ -48,13 +48,19 @@ def item(qid, label=None, aliases=(), enwiki=None, claims=None) -> dict:
         "aliases": {"en": [{"language": "en", "value": a} for a in aliases]} if aliases else {},
         "claims": {
             pid: [
-                {"mainsnak": _snak(pid, v), "type": "statement", "id": f"{qid}${pid}-{i}",
-                 "rank": "normal"}
+                {
+                    "mainsnak": _snak(pid, v),
+                    "type": "statement",
+                    "id": f"{qid}${pid}-{i}",
+                    "rank": "normal",
+                }
                 for i, v in enumerate(values)
             ]
             for pid, values in (claims or {}).items()
         },
-        "sitelinks": {"enwiki": {"site": "enwiki", "title": enwiki, "badges": []}} if enwiki else {},
+        "sitelinks": {"enwiki": {"site": "enwiki", "title": enwiki, "badges": []}}
+        if enwiki
+        else {},
     }
     return entity
 
@@ -82,8 +88,9 @@ def _open(path: Path, mode: str):
 def write_wikidata(path, entities: list[dict]) -> Path:
     """The dump layout: '[', one entity per line followed by ',', except the last, ']'."""
     path = Path(path)
-    lines = [orjson.dumps(e) + (b"," if i < len(entities) - 1 else b"") for i, e in
-             enumerate(entities)]
+    lines = [
+        orjson.dumps(e) + (b"," if i < len(entities) - 1 else b"") for i, e in enumerate(entities)
+    ]
     with _open(path, "wb") as f:
         f.write(b"[\n" + b"\n".join(lines) + b"\n]\n")
     return path
@@ -105,7 +112,9 @@ def write_pageviews_complete(path, views: dict[str, int]) -> Path:
     lines = ["de.wikipedia Berlin 1 desktop 5000 A5000"]
     for page_id, (title, count) in enumerate(views.items(), 1):
         desktop = count // 2
-        lines.append(f"en.wikipedia {title.replace(' ', '_')} {page_id} desktop {desktop} A{desktop}")
+        lines.append(
+            f"en.wikipedia {title.replace(' ', '_')} {page_id} desktop {desktop} A{desktop}"
+        )
         lines.append(
             f"en.wikipedia {title.replace(' ', '_')} {page_id} mobile-web {count - desktop} B1"
         )

@@ -23,8 +23,19 @@ def main() -> None:
     parser.add_argument("--out", required=True)
     args, rest = parser.parse_known_args()
     namesake(
-        ["amber", "build", "--wikidata", args.wikidata, "--pageviews", args.pageviews,
-         "--kilt", args.kilt, "--out", args.out, *rest]
+        [
+            "amber",
+            "build",
+            "--wikidata",
+            args.wikidata,
+            "--pageviews",
+            args.pageviews,
+            "--kilt",
+            args.kilt,
+            "--out",
+            args.out,
+            *rest,
+        ]
     )
     out = Path(args.out).resolve()
     print(f"\nAmbER dataset folder: {out}")

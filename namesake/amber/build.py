@@ -107,8 +107,11 @@ def build_amber(
 
     report.problems += problems.summary()
     notes = [f"{key}: {value:,}" for key, value in report.counts.items()] + report.problems
-    sources = {"Wikidata": Path(wikidata).name, "page views": Path(pageviews).name,
-               "KILT": Path(kilt).name}
+    sources = {
+        "Wikidata": Path(wikidata).name,
+        "page views": Path(pageviews).name,
+        "KILT": Path(kilt).name,
+    }
     with atomic_directory(out) as staging:
         write_configs(staging, configs)
         card = dataset_card(report.statistics, sources, notes)

@@ -128,7 +128,8 @@ def write_configs(folder: Path, configs: dict[str, pa.Table]) -> None:
 
 
 def write_jsonl_layout(folder: Path, collection: str, tuples: list[dict], instances: dict) -> None:
-    """The published layout: ``<collection>/amber_set_tuples.jsonl``, ``<task>/amber_sets.jsonl``."""
+    """The published layout: ``<collection>/amber_set_tuples.jsonl`` and
+    ``<collection>/<task>/amber_sets.jsonl``."""
     files = {Path(collection, "amber_set_tuples.jsonl"): tuples}
     files.update({Path(collection, task, "amber_sets.jsonl"): instances[task] for task in TASKS})
     for relative, records in files.items():
@@ -169,8 +170,12 @@ def statistics(queries: pa.Table, entities: pa.Table) -> dict:
         "head_queries": {task: heads[(task, True)] for task in TASKS},
         "tail_queries": {task: heads[(task, False)] for task in TASKS},
         "property_distribution": [
-            {"entity_types": types, "pid": pid, "property": labels.get(pid, pid),
-             "percent": 100 * count / tuples}
+            {
+                "entity_types": types,
+                "pid": pid,
+                "property": labels.get(pid, pid),
+                "percent": 100 * count / tuples,
+            }
             for (types, pid), count in sorted(per_property.items(), key=lambda kv: -kv[1])
         ],
     }

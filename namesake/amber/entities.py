@@ -81,9 +81,7 @@ def extract_entities(
             wikidata_path, 1, "not a Wikidata JSON dump: the first line should be '['"
         )
     if not last_edges[1]:
-        problems.report(
-            wikidata_path, last_line, "missing final ']'", "the dump looks truncated"
-        )
+        problems.report(wikidata_path, last_line, "missing final ']'", "the dump looks truncated")
 
     items = pa.Table.from_batches(entity_batches, wikidata.ENTITY_SCHEMA)
     views_row = pc.index_in(items["title"], value_set=pageviews["title"])

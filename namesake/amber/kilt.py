@@ -73,7 +73,9 @@ def _parse_block(block: tuple[int, bytes]):
             page = orjson.loads(line)
             qid = page["wikidata_info"]["wikidata_id"]
             words = " ".join(" ".join(page["text"]).split()[:LEADING_WORDS])
-            pages.append((qid, str(page["wikipedia_id"]), page["wikipedia_title"], get_tokens(words)))
+            pages.append(
+                (qid, str(page["wikipedia_id"]), page["wikipedia_title"], get_tokens(words))
+            )
         except orjson.JSONDecodeError as exc:
             problems.append((line_no, "invalid JSON", str(exc)))
         except (KeyError, TypeError) as exc:

@@ -72,9 +72,11 @@ def _popularity_gap_percent(first: float, second: float) -> float:
 
 def _shared_names(names: pa.ChunkedArray) -> dict[str, list[int]]:
     """name -> rows of the entities carrying it, for names carried by >= 2 entities."""
-    pairs = pa.table(
-        {"name": pc.list_flatten(names), "row": pc.list_parent_indices(names)}
-    ).group_by(["name", "row"], use_threads=False).aggregate([])
+    pairs = (
+        pa.table({"name": pc.list_flatten(names), "row": pc.list_parent_indices(names)})
+        .group_by(["name", "row"], use_threads=False)
+        .aggregate([])
+    )
     counts = pairs.group_by("name", use_threads=False).aggregate([("row", "count")])
     shared = counts.filter(pc.greater_equal(counts["row_count"], 2))["name"]
     pairs = pairs.filter(pc.is_in(pairs["name"], value_set=shared))
@@ -140,7 +142,8 @@ def _column_of(entities: Entities, qids: list[int], column: str) -> list:
 
 def _names_of(entities: Entities, qids: list[int]) -> dict[int, list[str]]:
     return {
-        qid: names or [] for qid, names in zip(qids, _column_of(entities, qids, "names"), strict=True)
+        qid: names or []
+        for qid, names in zip(qids, _column_of(entities, qids, "names"), strict=True)
     }
 
 
@@ -151,7 +154,9 @@ def _participant_names(entities: Entities, value_qids: list[int]) -> dict[int, l
     links = relations.filter(
         pc.and_(
             pc.is_in(relations["qid"], value_set=pa.array(value_qids, pa.int64())),
-            pc.and_(pc.is_in(relations["pid"], value_set=pids), pc.equal(relations["kind"], ITEM_VALUE)),
+            pc.and_(
+                pc.is_in(relations["pid"], value_set=pids), pc.equal(relations["kind"], ITEM_VALUE)
+            ),
         )
     ).to_pylist()
     participants = _names_of(entities, sorted({link["value_qid"] for link in links}))

@@ -11,6 +11,7 @@ other projects are ignored silently; malformed English lines are reported.
 from __future__ import annotations
 
 import os
+
 import pyarrow as pa
 
 from namesake.io import BadInputError, InputProblems, iter_line_blocks
@@ -22,9 +23,7 @@ _FIELDS = {PAGECOUNTS_EZ: 3, PAGEVIEWS_COMPLETE: 6}
 _COUNT_FIELD = {PAGECOUNTS_EZ: 2, PAGEVIEWS_COMPLETE: 4}
 
 
-def read_pageviews(
-    path: str | os.PathLike, problems: InputProblems, threads: int = 1
-) -> pa.Table:
+def read_pageviews(path: str | os.PathLike, problems: InputProblems, threads: int = 1) -> pa.Table:
     """Returns a table (title: string, views: int64) with one row per English page title.
 
     Titles are kept in Arrow arrays, block by block, and summed with one hash aggregation

@@ -57,8 +57,10 @@ def load_collection(name: str, reference_dir: str | os.PathLike | None = None) -
         loaded["fc_templates"],
     )
     for pid in sorted(collection.pids):
-        for key, templates in (("qa_templates", collection.qa_templates),
-                               ("fc_templates", collection.fc_templates)):
+        for key, templates in (
+            ("qa_templates", collection.qa_templates),
+            ("fc_templates", collection.fc_templates),
+        ):
             if pid not in templates:
                 raise BadInputError(files[key], None, f"no templates for property {pid}")
     return collection

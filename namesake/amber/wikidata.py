@@ -15,9 +15,12 @@ import pyarrow as pa
 ITEM_VALUE, QUANTITY_VALUE = 0, 1
 INSTANCE_OF = "P31"
 KNOWN_DATATYPES = frozenset(
-    "wikibase-item wikibase-property wikibase-lexeme wikibase-form wikibase-sense "
-    "entity-schema string external-id url commonsMedia monolingualtext quantity time "
-    "globe-coordinate math musical-notation tabular-data geo-shape".split()
+    [
+        *("wikibase-item", "wikibase-property", "wikibase-lexeme", "wikibase-form"),
+        *("wikibase-sense", "entity-schema", "string", "external-id", "url", "commonsMedia"),
+        *("monolingualtext", "quantity", "time", "globe-coordinate", "math"),
+        *("musical-notation", "tabular-data", "geo-shape"),
+    ]
 )
 
 ENTITY_SCHEMA = pa.schema(
