@@ -71,8 +71,14 @@ def entity_number(entity_id: str) -> int:
     return int(entity_id[1:])
 
 
+def _mapping(entity: dict, key: str) -> dict:
+    """A map field of an entity; the dump writes empty maps as ``[]``."""
+    value = entity.get(key)
+    return value if isinstance(value, dict) else {}
+
+
 def _english(entity: dict, key: str):
-    return entity.get(key, {}).get("en") if isinstance(entity.get(key), dict) else None
+    return _mapping(entity, key).get("en")
 
 
 def parse_block(block: tuple[int, bytes]) -> ParsedBlock:
@@ -133,12 +139,12 @@ def _parse_entity(entity, line_no, entities, relations, property_labels, problem
     if kind != "item":
         return
     label = _english(entity, "labels")
-    sitelink = entity.get("sitelinks", {}).get("enwiki")
+    sitelink = _mapping(entity, "sitelinks").get("enwiki")
     if label is None or sitelink is None:
         return
     qid = entity_number(entity["id"])
     names = [label["value"]] + [alias["value"] for alias in _english(entity, "aliases") or []]
-    claims = entity.get("claims", {})
+    claims = _mapping(entity, "claims")
     types = [
         entity_number(value["id"])
         for datatype, value in _claim_values(claims, INSTANCE_OF, entity, line_no, problems)
