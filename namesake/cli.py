@@ -7,7 +7,7 @@ import json
 import os
 import sys
 
-from namesake.io import BadInputError
+from namesake.io import BadInputError, NamesakeError
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -17,7 +17,7 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     try:
         args.run(args)
-    except (BadInputError, FileNotFoundError) as exc:
+    except (NamesakeError, FileNotFoundError) as exc:
         sys.exit(f"namesake: error: {exc}")
 
 

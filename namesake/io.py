@@ -26,7 +26,11 @@ GZIP_MAGIC = b"\x1f\x8b"
 CHUNK_BYTES = 8 << 20
 
 
-class BadInputError(ValueError):
+class NamesakeError(Exception):
+    """An error the command line reports in one line, without a traceback."""
+
+
+class BadInputError(NamesakeError, ValueError):
     """An input file is malformed; names the file and, where known, the line."""
 
     def __init__(self, path: str | os.PathLike, line: int | None, message: str):

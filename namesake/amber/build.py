@@ -26,7 +26,7 @@ from namesake.amber.names import find_polysemous_names
 from namesake.amber.pageviews import read_pageviews
 from namesake.amber.reference import COLLECTIONS, PRACTICED_BY, USED_BY, load_collection
 from namesake.amber.relations import keep_distinguishing_relations
-from namesake.io import InputProblems, atomic_directory
+from namesake.io import InputProblems, NamesakeError, atomic_directory
 
 
 @dataclass
@@ -106,6 +106,10 @@ def build_amber(
     lap("stages 4-5 (alignment, instances)")
 
     report.problems += problems.summary()
+    if not configs:
+        raise NamesakeError(
+            "no AmbER set survived in any collection, nothing written: " + "; ".join(report.lines())
+        )
     notes = [f"{key}: {value:,}" for key, value in report.counts.items()] + report.problems
     sources = {
         "Wikidata": Path(wikidata).name,

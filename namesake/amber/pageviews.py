@@ -32,7 +32,7 @@ def read_pageviews(path: str | os.PathLike, problems: InputProblems, threads: in
     fmt = prefix = None
     blocks: list[pa.RecordBatch] = []
     for first_line, block in iter_line_blocks(path, threads):
-        titles: list[bytes] = []
+        titles: list[str] = []
         counts: list[int] = []
         for line_no, line in enumerate(block.splitlines(), first_line):
             if fmt is None:
@@ -48,15 +48,20 @@ def read_pageviews(path: str | os.PathLike, problems: InputProblems, threads: in
             if not count.isdigit() or int(count) == 0:
                 problems.report(path, line_no, f"malformed {fmt} line", f"bad count {count[:20]!r}")
                 continue
-            if titles and titles[-1] == fields[1]:  # access types of a title are adjacent
+            try:
+                title = fields[1].decode("utf-8")
+            except UnicodeDecodeError:
+                problems.report(path, line_no, "page title is not UTF-8")
+                continue
+            if titles and titles[-1] == title:  # access types of a title are adjacent
                 counts[-1] += int(count)
             else:
-                titles.append(fields[1])
+                titles.append(title)
                 counts.append(int(count))
         if titles:
             blocks.append(
                 pa.record_batch(
-                    [pa.array(titles, pa.binary()), pa.array(counts, pa.int64())],
+                    [pa.array(titles, pa.string()), pa.array(counts, pa.int64())],
                     names=["title", "views"],
                 )
             )
@@ -69,8 +74,4 @@ def read_pageviews(path: str | os.PathLike, problems: InputProblems, threads: in
             "('en.wikipedia Title page_id access count hourly')",
         )
     table = pa.Table.from_batches(blocks).group_by("title").aggregate([("views", "sum")])
-    try:
-        title = table["title"].cast(pa.string())
-    except pa.ArrowInvalid as exc:
-        raise BadInputError(path, None, f"page titles are not valid UTF-8 ({exc})") from None
-    return pa.table({"title": title, "views": table["views_sum"]})
+    return table.rename_columns(["title", "views"])

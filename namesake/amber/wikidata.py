@@ -93,14 +93,14 @@ def parse_block(block: tuple[int, bytes]) -> ParsedBlock:
         line = raw.strip()
         if line in (b"[", b"]", b""):
             continue
-        # Cheap pre-filter before parsing: only items with an English Wikipedia page and
-        # properties (for their labels) can contribute. Dropping it changes no output.
-        if b'"enwiki"' not in line and b'"type":"property"' not in line:
-            continue
         if line.endswith(b","):
             line = line[:-1]
         if not (line.startswith(b"{") and line.endswith(b"}")):
             problems.append((line_no, "truncated entity line", line[-40:].decode(errors="replace")))
+            continue
+        # Cheap pre-filter before parsing: only items with an English Wikipedia page and
+        # properties (for their labels) can contribute. Dropping it changes no output.
+        if b'"enwiki"' not in line and b'"type":"property"' not in line:
             continue
         try:
             entity = orjson.loads(line)

@@ -1,0 +1,878 @@
+"""AmbER build inputs and outputs: page-view formats, compression, bad input, the CLI,
+atomic outputs and offline loading with `datasets`.
+
+Every fixture is a small dump written in the real format by ``tests/dumps.py``; only the
+Hub upload (``HfApi.create_repo`` / ``HfApi.upload_folder``) is replaced, and the failure
+injected into the writer of the atomic-output tests.
+"""
+
+from __future__ import annotations
+
+import bz2
+import gzip
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import orjson
+import pyarrow.parquet as pq
+import pytest
+from dumps import (
+    item,
+    page,
+    prop,
+    write_kilt,
+    write_pagecounts,
+    write_pageviews_complete,
+    write_wikidata,
+)
+from huggingface_hub import HfApi
+
+import namesake.amber.build as build_module
+from namesake.amber.build import build_amber
+from namesake.amber.pageviews import read_pageviews
+from namesake.cli import main
+from namesake.io import BadInputError, InputProblems
+
+NAMESAKE = Path(sys.executable).with_name("namesake")
+
+# ---------------------------------------------------------------------------------------
+# The fixture: one human name and one film name survive, each with two entities that
+# have a distinguishing relation mentioned on their KILT page.
+
+PROPERTIES = [
+    prop("P31", "instance of"),
+    prop("P1303", "instrument"),
+    prop("P607", "conflict"),
+    prop("P58", "screenwriter"),
+    prop("P161", "cast member"),
+]
+ENTITIES = [
+    item(
+        "Q1",
+        "John Smith",
+        enwiki="John Smith (musician)",
+        claims={"P31": ["Q5"], "P1303": ["Q100"]},
+    ),
+    item(
+        "Q2",
+        "John Smith",
+        enwiki="John Smith (soldier)",
+        claims={"P31": ["Q5"], "P607": ["Q200"]},
+    ),
+    item("Q100", "guitar", enwiki="Guitar"),
+    item("Q200", "World War II", enwiki="World War II"),
+    item("Q10", "Her", enwiki="Her (film)", claims={"P31": ["Q11424"], "P58": ["Q300"]}),
+    item("Q11", "Her", enwiki="Her (2000 film)", claims={"P31": ["Q11424"], "P161": ["Q400"]}),
+    item("Q300", "Spike Jonze", enwiki="Spike Jonze"),
+    item("Q400", "Joaquin Phoenix", enwiki="Joaquin Phoenix"),
+    # Non-ASCII title, to check titles survive every format and compression.
+    item("Q500", "Björk", enwiki="Björk"),
+]
+VIEWS = {
+    "John Smith (musician)": 10000,
+    "John Smith (soldier)": 100,
+    "Guitar": 5000,
+    "World War II": 5001,
+    "Her (film)": 20000,
+    "Her (2000 film)": 300,
+    "Spike Jonze": 4000,
+    "Joaquin Phoenix": 3000,
+    "Björk": 777,
+}
+PAGES = [
+    page(1, "John Smith (musician)", ["John Smith is a musician who plays the guitar."], "Q1"),
+    page(2, "John Smith (soldier)", ["John Smith was a soldier in World War II."], "Q2"),
+    page(3, "Her (film)", ["Her is a film written and directed by Spike Jonze."], "Q10"),
+    page(4, "Her (2000 film)", ["Her is a 2000 film starring Joaquin Phoenix."], "Q11"),
+    page(5, "Main Page", ["Welcome to Wikipedia."]),
+]
+# 2 entities x 1 relation x (QA + SF + FC SUPPORTS; no REFUTES value exists) per collection.
+QUERIES_PER_COLLECTION = 6
+COLUMNS = [
+    "id",
+    "name",
+    "qid",
+    "is_head",
+    "popularity",
+    "task",
+    "pid",
+    "input",
+    "answer",
+    "gold_wikipedia_ids",
+    "gold_titles",
+]
+CONFIGS = [
+    f"{collection}{suffix}"
+    for collection in ("human", "nonhuman")
+    for suffix in ("", "_qa", "_sf", "_fc", "_entities")
+]
+
+
+def entity_lines(entities=None) -> list[bytes]:
+    """The dump lines of the entities, without the separating commas."""
+    return [orjson.dumps(e) for e in (PROPERTIES + ENTITIES if entities is None else entities)]
+
+
+def dump_bytes(lines: list[bytes], close: bool = True) -> bytes:
+    """The Wikidata dump layout: '[', entities each followed by ',' but the last, ']'."""
+    return b"[\n" + b",\n".join(lines) + b"\n" + (b"]\n" if close else b"")
+
+
+def compress(data: bytes, compression: str) -> bytes:
+    return {"bz2": bz2.compress, "gzip": gzip.compress, "plain": bytes}[compression](data)
+
+
+def write_inputs(folder: Path, compression: str = "plain", pageviews: str = "ez") -> dict:
+    """Writes the three fixture dumps; returns {"wikidata", "pageviews", "kilt"} paths."""
+    folder.mkdir(parents=True, exist_ok=True)
+    suffix = {"bz2": ".bz2", "gzip": ".gz", "plain": ""}[compression]
+    paths = {
+        "wikidata": write_wikidata(folder / f"wikidata.json{suffix}", PROPERTIES + ENTITIES),
+        "kilt": write_kilt(folder / f"kilt.jsonl{suffix}", PAGES),
+    }
+    if pageviews == "ez":
+        paths["pageviews"] = write_pagecounts(folder / f"pagecounts.txt{suffix}", VIEWS)
+    else:
+        paths["pageviews"] = write_pageviews_complete(folder / f"complete.txt{suffix}", VIEWS)
+    return paths
+
+
+def build(inputs: dict, out: Path, **kwargs):
+    return build_amber(inputs["wikidata"], inputs["pageviews"], inputs["kilt"], out, **kwargs)
+
+
+def parquet_tables(out: Path) -> dict[str, list[dict]]:
+    """Every Parquet shard of a build, as rows, by relative path."""
+    return {
+        str(path.relative_to(out)): pq.read_table(path).to_pylist()
+        for path in sorted(out.rglob("*.parquet"))
+    }
+
+
+def snapshot(folder: Path) -> dict[str, bytes]:
+    return {
+        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
+    }
+
+
+def leftovers(parent: Path) -> list[str]:
+    return [p.name for p in parent.iterdir() if ".partial" in p.name or ".old-" in p.name]
+
+
+@pytest.fixture(scope="module")
+def reference(tmp_path_factory) -> Path:
+    """A complete build of the plain, pagecounts-ez fixture."""
+    folder = tmp_path_factory.mktemp("reference")
+    build(write_inputs(folder / "in"), folder / "out", workers=1)
+    return folder / "out"
+
+
+def test_reference_build_has_both_collections(reference):
+    tables = parquet_tables(reference)
+    assert sorted(Path(p).parent.name for p in tables) == sorted(CONFIGS)
+    human = tables["human/test-00000-of-00001.parquet"]
+    nonhuman = tables["nonhuman/test-00000-of-00001.parquet"]
+    assert len(human) == len(nonhuman) == QUERIES_PER_COLLECTION
+    assert {row["name"] for row in human} == {"John Smith"}
+    assert {row["name"] for row in nonhuman} == {"Her"}
+    assert {(row["qid"], row["is_head"]) for row in human} == {("Q1", True), ("Q2", False)}
+    assert {
+        (row["qid"], row["pid"], tuple(row["answer"])) for row in nonhuman if row["task"] == "qa"
+    } == {
+        ("Q10", "P58", ("Spike Jonze",)),
+        ("Q11", "P161", ("Joaquin Phoenix",)),
+    }
+
+
+# ---------------------------------------------------------------------------------------
+# 1. Both page-view formats
+
+
+def test_pageview_formats_give_the_same_table(tmp_path):
+    ez = write_pagecounts(
+        tmp_path / "ez.txt",
+        VIEWS,
+        other_lines=[
+            "de.z Her_(film) 999",  # other project: ignored silently
+            "en.b Guitar 55",  # English Wikibooks: ignored silently
+            "en.zz Guitar 66",
+            "en.z Broken_line",  # malformed: counted
+            "en.z Guitar notanumber",  # malformed: counted
+        ],
+    )
+    complete = write_pageviews_complete(tmp_path / "complete.txt", VIEWS)
+    with open(complete, "a", encoding="utf-8") as f:
+        f.write("en.wiktionary Guitar 7 desktop 500 A500\n")  # other wiki: ignored
+        f.write("fr.wikipedia Guitar 8 desktop 600 A600\n")  # other wiki: ignored
+        f.write("en.wikipedia Too_few_fields 3 desktop\n")  # malformed: counted
+
+    ez_problems, complete_problems = InputProblems(), InputProblems()
+    from_ez = read_pageviews(ez, ez_problems)
+    from_complete = read_pageviews(complete, complete_problems)
+
+    expected = sorted((title.replace(" ", "_"), views) for title, views in VIEWS.items())
+    rows = sorted(zip(from_ez["title"].to_pylist(), from_ez["views"].to_pylist(), strict=True))
+    assert rows == expected
+    assert from_ez.to_pylist() == from_ez.to_pylist()  # deterministic
+    assert sorted(from_complete.to_pylist(), key=lambda r: r["title"]) == sorted(
+        from_ez.to_pylist(), key=lambda r: r["title"]
+    )
+    assert ez_problems.total() == 2
+    assert ez_problems.examples == {(str(ez), "malformed pagecounts-ez line"): [4, 5]}
+    assert complete_problems.total() == 1
+    (summary,) = complete_problems.summary()
+    assert str(complete) in summary and "malformed pageviews-complete line" in summary
+
+
+def test_pageviews_complete_sums_access_types_and_page_ids(tmp_path):
+    path = tmp_path / "complete.txt"
+    path.write_text(
+        "en.wikipedia Guitar 11 desktop 10 J10\n"
+        "en.wikipedia Guitar 11 mobile-app 5 J5\n"
+        "en.wikipedia Guitar 11 mobile-web 7 J7\n"
+        "en.wikipedia Guitar null desktop 3 J3\n"  # same title under another page id
+        "en.wikipedia Her_(film) 12 desktop 2 B2\n"
+        "en.wikipedia Guitar 13 desktop 1 C1\n"  # not adjacent to the others
+        "en.wikivoyage Guitar 14 desktop 100 D100\n",
+        encoding="utf-8",
+    )
+    table = read_pageviews(path, InputProblems(strict=True))
+    assert dict(zip(table["title"].to_pylist(), table["views"].to_pylist(), strict=True)) == {
+        "Guitar": 26,
+        "Her_(film)": 2,
+    }
+
+
+def test_build_is_identical_with_either_pageview_format(tmp_path, reference):
+    out = tmp_path / "out"
+    build(write_inputs(tmp_path / "in", pageviews="complete"), out, workers=1)
+    assert parquet_tables(out) == parquet_tables(reference)
+
+
+# ---------------------------------------------------------------------------------------
+# 2. bz2, gzip and plain inputs, detected by content
+
+
+@pytest.mark.parametrize("compression", ["bz2", "gzip"])
+def test_compressed_inputs_give_identical_output(tmp_path, reference, compression):
+    inputs = write_inputs(tmp_path / "in", compression=compression)
+    magic = {"bz2": b"BZh", "gzip": b"\x1f\x8b"}[compression]
+    assert all(Path(p).read_bytes().startswith(magic) for p in inputs.values())
+    out = tmp_path / "out"
+    build(inputs, out, workers=1)
+    assert parquet_tables(out) == parquet_tables(reference)
+
+
+def test_compression_is_detected_by_content_not_name(tmp_path, reference):
+    plain = write_inputs(tmp_path / "plain")
+    inputs = {
+        # gzip content named .json, bz2 content named .txt, plain content named .bz2
+        "wikidata": tmp_path / "wikidata.json",
+        "pageviews": tmp_path / "pagecounts.txt",
+        "kilt": tmp_path / "kilt.jsonl.bz2",
+    }
+    inputs["wikidata"].write_bytes(gzip.compress(plain["wikidata"].read_bytes()))
+    inputs["pageviews"].write_bytes(bz2.compress(plain["pageviews"].read_bytes()))
+    inputs["kilt"].write_bytes(plain["kilt"].read_bytes())
+    out = tmp_path / "out"
+    build(inputs, out, workers=2)  # also: parallel workers give the same output
+    assert parquet_tables(out) == parquet_tables(reference)
+
+
+def test_pageviews_read_identically_from_each_compression(tmp_path):
+    plain = write_pagecounts(tmp_path / "views.txt", VIEWS)
+    data = plain.read_bytes()
+    tables = []
+    for compression in ("plain", "bz2", "gzip"):
+        path = tmp_path / f"views-{compression}.dat"
+        path.write_bytes(compress(data, compression))
+        table = read_pageviews(path, InputProblems(strict=True))
+        tables.append(sorted(table.to_pylist(), key=lambda r: r["title"]))
+    assert tables[0] == tables[1] == tables[2]
+    assert {"title": "Björk", "views": 777} in tables[0]
+
+
+# ---------------------------------------------------------------------------------------
+# 3. Bad input: skipped and reported by default, fatal with strict=True
+
+
+def _broken_claim(key: str) -> bytes:
+    entity = item("Q60", "Broken", enwiki="Broken", claims={"P31": ["Q5"]})
+    statement = entity["claims"]["P31"][0]
+    if key == "mainsnak":
+        del statement["mainsnak"]
+    else:
+        del statement["mainsnak"][key]
+    return orjson.dumps(entity)
+
+
+def _unknown_datatype() -> bytes:
+    entity = item("Q61", "Odd", enwiki="Odd", claims={"P31": ["Q5"]})
+    entity["claims"]["P31"][0]["mainsnak"]["datatype"] = "wikibase-frobnicator"
+    return orjson.dumps(entity)
+
+
+FULL_LINE = orjson.dumps(item("Q62", "Cut", enwiki="Cut (film)", claims={"P31": ["Q11424"]}))
+# Where each bad Wikidata line goes: after the properties and two good entities.
+BAD_AT = len(PROPERTIES) + 2
+BAD_LINE_NO = BAD_AT + 2  # '[' is line 1
+
+BAD_WIKIDATA_LINES = {
+    "truncated": (FULL_LINE[:-12], "truncated entity line"),
+    "invalid JSON": (
+        b'{"type":"item","id":"Q63","labels":{,"sitelinks":{"enwiki":{"title":"X"}}}',
+        "invalid JSON",
+    ),
+    "claim without mainsnak": (_broken_claim("mainsnak"), "missing or malformed field"),
+    "claim without datatype": (_broken_claim("datatype"), "missing or malformed field"),
+    "unknown datatype": (_unknown_datatype(), "unknown datatype"),
+}
+
+
+def _inputs_with_wikidata_line(folder: Path, bad: bytes) -> tuple[dict, Path]:
+    inputs = write_inputs(folder / "in")
+    lines = entity_lines()
+    lines.insert(BAD_AT, bad)
+    inputs["wikidata"].write_bytes(dump_bytes(lines))
+    return inputs, inputs["wikidata"]
+
+
+def _assert_reported(report, path: Path, kind: str, line: int):
+    matching = [p for p in report.problems if p.startswith(f"{path}: ") and kind in p]
+    assert matching, report.problems
+    assert f"line {line}" in matching[0]
+
+
+def _assert_output_complete(out: Path):
+    tables = parquet_tables(out)
+    assert len(tables["human/test-00000-of-00001.parquet"]) == QUERIES_PER_COLLECTION
+    assert len(tables["nonhuman/test-00000-of-00001.parquet"]) == QUERIES_PER_COLLECTION
+
+
+@pytest.mark.parametrize("case", list(BAD_WIKIDATA_LINES))
+def test_bad_wikidata_line(tmp_path, capsys, case):
+    bad, kind = BAD_WIKIDATA_LINES[case]
+    inputs, path = _inputs_with_wikidata_line(tmp_path, bad)
+
+    report = build(inputs, tmp_path / "out", workers=1)
+    _assert_reported(report, path, kind, BAD_LINE_NO)
+    assert "Skipped 1 bad input line(s)" in capsys.readouterr().err
+    _assert_output_complete(tmp_path / "out")
+    card = (tmp_path / "out" / "README.md").read_text(encoding="utf-8")
+    assert kind in card
+
+    with pytest.raises(BadInputError) as caught:
+        build(inputs, tmp_path / "strict", workers=1, strict=True)
+    assert f"{path}:{BAD_LINE_NO}: {kind}" in str(caught.value)
+    assert caught.value.line == BAD_LINE_NO
+    assert not (tmp_path / "strict").exists()
+
+
+def test_truncated_entity_line_cut_before_its_sitelinks_is_reported(tmp_path):
+    """A line cut in the middle (real dumps put sitelinks last) is still a bad line."""
+    cut = FULL_LINE[: len(FULL_LINE) // 2]
+    assert b"enwiki" not in cut
+    inputs, path = _inputs_with_wikidata_line(tmp_path, cut)
+    report = build(inputs, tmp_path / "out", workers=1)
+    _assert_reported(report, path, "truncated", BAD_LINE_NO)
+    with pytest.raises(BadInputError, match=rf":{BAD_LINE_NO}: truncated"):
+        build(inputs, tmp_path / "strict", workers=1, strict=True)
+
+
+def test_strict_stops_at_the_first_bad_line(tmp_path):
+    inputs = write_inputs(tmp_path / "in")
+    lines = entity_lines()
+    lines.insert(BAD_AT, BAD_WIKIDATA_LINES["invalid JSON"][0])
+    lines.insert(BAD_AT + 3, BAD_WIKIDATA_LINES["truncated"][0])
+    inputs["wikidata"].write_bytes(dump_bytes(lines))
+    with pytest.raises(BadInputError) as caught:
+        build(inputs, tmp_path / "strict", workers=2, strict=True)
+    assert str(caught.value).startswith(f"{inputs['wikidata']}:{BAD_LINE_NO}: invalid JSON")
+
+    report = build(inputs, tmp_path / "out", workers=2)
+    problems = [p for p in report.problems if p.startswith(str(inputs["wikidata"]))]
+    assert len(problems) == 2
+    assert any(f"line {BAD_LINE_NO + 3}" in p and "truncated" in p for p in problems)
+    _assert_output_complete(tmp_path / "out")
+
+
+def test_missing_final_bracket(tmp_path):
+    inputs = write_inputs(tmp_path / "in")
+    lines = entity_lines()
+    inputs["wikidata"].write_bytes(dump_bytes(lines, close=False))
+    last_line = len(lines) + 1
+    report = build(inputs, tmp_path / "out", workers=1)
+    _assert_reported(report, inputs["wikidata"], "missing final ']'", last_line)
+    _assert_output_complete(tmp_path / "out")
+    with pytest.raises(BadInputError, match=rf":{last_line}: missing final '\]'"):
+        build(inputs, tmp_path / "strict", workers=1, strict=True)
+
+
+def test_dump_cut_in_the_middle_of_a_line(tmp_path):
+    """A dump truncated mid-entity: no ']' and a partial last line."""
+    inputs = write_inputs(tmp_path / "in")
+    data = dump_bytes(entity_lines())
+    inputs["wikidata"].write_bytes(data[: len(data) - 30])
+    with pytest.raises(BadInputError) as caught:
+        build(inputs, tmp_path / "strict", workers=1, strict=True)
+    assert str(caught.value).startswith(f"{inputs['wikidata']}:{len(entity_lines()) + 1}: ")
+
+
+KILT_GOOD = len(PAGES)
+
+
+def _kilt_with_line(folder: Path, bad: str) -> dict:
+    inputs = write_inputs(folder / "in")
+    lines = inputs["kilt"].read_text(encoding="utf-8").splitlines()
+    lines.insert(2, bad)
+    inputs["kilt"].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return inputs
+
+
+_KILT_PAGE = json.dumps(page(9, "John Smith (actor)", ["An actor."], "Q2"))
+_KILT_NO_TEXT = page(9, "John Smith (actor)", ["An actor."], "Q1")
+del _KILT_NO_TEXT["text"]
+BAD_KILT_LINES = {
+    "truncated": (_KILT_PAGE[:-25], "truncated JSON line"),
+    "invalid JSON": (_KILT_PAGE.replace('"text": [', '"text": [,'), "invalid JSON"),
+    "missing text": (json.dumps(_KILT_NO_TEXT), "missing or malformed field"),
+}
+
+
+@pytest.mark.parametrize("case", list(BAD_KILT_LINES))
+def test_bad_kilt_line(tmp_path, case):
+    bad, kind = BAD_KILT_LINES[case]
+    inputs = _kilt_with_line(tmp_path, bad)
+    report = build(inputs, tmp_path / "out", workers=1)
+    _assert_reported(report, inputs["kilt"], kind, 3)
+    _assert_output_complete(tmp_path / "out")
+    with pytest.raises(BadInputError) as caught:
+        build(inputs, tmp_path / "strict", workers=1, strict=True)
+    assert f"{inputs['kilt']}:3: {kind}" in str(caught.value)
+
+
+@pytest.mark.parametrize("fmt", ["ez", "complete"])
+def test_malformed_pageview_line(tmp_path, fmt):
+    inputs = write_inputs(tmp_path / "in", pageviews=fmt)
+    lines = inputs["pageviews"].read_text(encoding="utf-8").splitlines()
+    bad = "en.z Guitar 12 extra" if fmt == "ez" else "en.wikipedia Guitar 5 desktop x A1"
+    lines.insert(3, bad)
+    inputs["pageviews"].write_text("\n".join(lines) + "\n", encoding="utf-8")
+    kind = "malformed pagecounts-ez line" if fmt == "ez" else "malformed pageviews-complete line"
+    report = build(inputs, tmp_path / "out", workers=1)
+    _assert_reported(report, inputs["pageviews"], kind, 4)
+    _assert_output_complete(tmp_path / "out")
+    with pytest.raises(BadInputError) as caught:
+        build(inputs, tmp_path / "strict", workers=1, strict=True)
+    assert f"{inputs['pageviews']}:4: {kind}" in str(caught.value)
+
+
+def test_invalid_utf8_page_title_is_a_bad_line(tmp_path):
+    """One undecodable title is one bad line: skipped by default, not the whole file."""
+    inputs = write_inputs(tmp_path / "in")
+    path = inputs["pageviews"]
+    line = len(VIEWS) + 1
+    path.write_bytes(path.read_bytes() + b"en.z Bad\xff\xfeTitle 12\n")
+    report = build(inputs, tmp_path / "out", workers=1)
+    _assert_reported(report, path, "UTF-8", line)
+    _assert_output_complete(tmp_path / "out")
+    with pytest.raises(BadInputError) as caught:
+        build(inputs, tmp_path / "strict", workers=1, strict=True)
+    assert str(caught.value).startswith(f"{path}:{line}: ")
+
+
+def _as_in_real_dumps(entity: dict) -> dict:
+    """Wikibase writes empty maps as empty JSON arrays: "aliases":[],"claims":[]."""
+    return {key: ([] if value == {} else value) for key, value in entity.items()}
+
+
+def test_empty_maps_written_as_lists_are_read(tmp_path, reference):
+    inputs = write_inputs(tmp_path / "in")
+    entities = [_as_in_real_dumps(e) for e in PROPERTIES + ENTITIES]
+    raw = dump_bytes(entity_lines(entities))
+    assert b'"aliases":[],"claims":[],"sitelinks":{"enwiki"' in raw  # e.g. Q100 guitar
+    inputs["wikidata"].write_bytes(raw)
+    out = tmp_path / "out"
+    report = build(inputs, out, workers=1, strict=True)
+    assert report.problems == []
+    assert parquet_tables(out) == parquet_tables(reference)
+
+
+# Inputs that cannot be read at all fail in both modes, naming the file.
+
+
+def _big_corrupt_bz2(path: Path) -> None:
+    """A bz2 Wikidata dump of several 900 kB blocks with bytes flipped in the middle."""
+    rng = random.Random(7)
+    filler = [
+        item(f"Q{10_000 + i}", "".join(rng.choices("abcdefghij klmnop", k=300)))
+        for i in range(6000)
+    ]
+    data = bytearray(bz2.compress(dump_bytes(entity_lines(PROPERTIES + ENTITIES + filler))))
+    assert len(data) > 600_000
+    middle = len(data) // 2
+    for offset in range(middle, middle + 32):
+        data[offset] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("strict", [False, True])
+def test_corrupt_bz2_stream(tmp_path, strict):
+    inputs = write_inputs(tmp_path / "in")
+    inputs["wikidata"] = tmp_path / "wikidata.json.bz2"
+    _big_corrupt_bz2(inputs["wikidata"])
+    with pytest.raises(BadInputError) as caught:
+        build(inputs, tmp_path / "out", workers=1, strict=strict)
+    message = str(caught.value)
+    assert message.startswith(f"{inputs['wikidata']}:{caught.value.line}: corrupt bz2 stream")
+    assert isinstance(caught.value.line, int)
+    assert not (tmp_path / "out").exists()
+    assert leftovers(tmp_path) == []
+
+
+@pytest.mark.parametrize("which", ["wikidata", "pageviews", "kilt"])
+def test_truncated_gzip_file(tmp_path, which):
+    inputs = write_inputs(tmp_path / "in", compression="gzip")
+    data = inputs[which].read_bytes()
+    inputs[which].write_bytes(data[: len(data) - 20])  # drops the CRC and the end of the data
+    with pytest.raises(BadInputError) as caught:
+        build(inputs, tmp_path / "out", workers=1)
+    assert str(caught.value).startswith(f"{inputs[which]}:{caught.value.line}: corrupt gzip")
+    assert isinstance(caught.value.line, int)
+    assert not (tmp_path / "out").exists()
+
+
+def test_empty_pageview_file(tmp_path):
+    inputs = write_inputs(tmp_path / "in")
+    inputs["pageviews"].write_bytes(b"")
+    with pytest.raises(BadInputError) as caught:
+        build(inputs, tmp_path / "out", workers=1)
+    assert str(caught.value).startswith(f"{inputs['pageviews']}")
+    assert "no English Wikipedia page views" in str(caught.value)
+    assert not (tmp_path / "out").exists()
+
+
+def test_kilt_file_given_as_pageviews(tmp_path):
+    inputs = write_inputs(tmp_path / "in")
+    inputs["pageviews"] = inputs["kilt"]
+    with pytest.raises(BadInputError) as caught:
+        build(inputs, tmp_path / "out", workers=1)
+    message = str(caught.value)
+    assert message.startswith(f"{inputs['kilt']}")
+    assert "en.z" in message and "en.wikipedia" in message  # says what was expected
+
+
+def test_wikidata_file_that_is_not_a_dump(tmp_path):
+    inputs = write_inputs(tmp_path / "in")
+    inputs["wikidata"] = inputs["kilt"]  # JSON lines, but not the '[' ... ']' dump
+    with pytest.raises(BadInputError) as caught:
+        build(inputs, tmp_path / "out", workers=1)
+    assert str(caught.value).startswith(f"{inputs['kilt']}:1: not a Wikidata JSON dump")
+
+    bare = tmp_path / "bare.json"  # entity lines without the surrounding array
+    bare.write_bytes(b",\n".join(entity_lines()) + b"\n")
+    inputs["wikidata"] = bare
+    with pytest.raises(BadInputError, match=r"bare\.json:1: not a Wikidata JSON dump"):
+        build(inputs, tmp_path / "out", workers=1)
+    assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("which", ["wikidata", "pageviews", "kilt"])
+def test_missing_input_file(tmp_path, which):
+    inputs = write_inputs(tmp_path / "in")
+    inputs[which] = tmp_path / "nowhere" / f"{which}.json.bz2"
+    with pytest.raises(BadInputError) as caught:
+        build(inputs, tmp_path / "out", workers=1)
+    assert str(caught.value).startswith(f"{inputs[which]}: no such file")
+    assert not (tmp_path / "out").exists()
+
+
+def test_input_problems_summary_lists_file_kind_and_examples():
+    problems = InputProblems()
+    for line in (7, 9, 11, 13):
+        problems.report("dump.json", line, "invalid JSON", "unexpected character")
+    problems.report("views.txt", 2, "malformed pagecounts-ez line")
+    assert problems.total() == 5
+    assert problems.summary() == [
+        "dump.json: skipped 4 line(s) with invalid JSON (e.g. line 7, 9, 11)",
+        "views.txt: skipped 1 line(s) with malformed pagecounts-ez line (e.g. line 2)",
+    ]
+    strict = InputProblems(strict=True)
+    with pytest.raises(BadInputError, match=r"^dump\.json:7: invalid JSON: oops$"):
+        strict.report("dump.json", 7, "invalid JSON", "oops")
+
+
+# ---------------------------------------------------------------------------------------
+# 4. The command line
+
+
+def _build_args(inputs: dict, out: Path, *extra: str, workers: int = 1) -> list[str]:
+    return [
+        "amber",
+        "build",
+        "--wikidata",
+        str(inputs["wikidata"]),
+        "--pageviews",
+        str(inputs["pageviews"]),
+        "--kilt",
+        str(inputs["kilt"]),
+        "--out",
+        str(out),
+        "--workers",
+        str(workers),
+        *extra,
+    ]
+
+
+def test_cli_build_prints_a_summary(tmp_path, capsys, reference):
+    inputs = write_inputs(tmp_path / "in")
+    out, jsonl = tmp_path / "out", tmp_path / "jsonl"
+    main(_build_args(inputs, out, "--jsonl-dir", str(jsonl)))  # returns: exit status 0
+    stdout = capsys.readouterr().out
+    assert "human: AmbER sets (stage 4): 1" in stdout
+    assert "nonhuman: queries: 6" in stdout
+    assert "| AmbER-H | 1 |" in stdout and "| AmbER-N | 1 |" in stdout
+    assert f"Wrote {out} and {jsonl}" in stdout
+    assert parquet_tables(out) == parquet_tables(reference)
+    for collection in ("human", "nonhuman"):
+        assert (jsonl / collection / "amber_set_tuples.jsonl").is_file()
+        for task in ("qa", "sf", "fc"):
+            assert (jsonl / collection / task / "amber_sets.jsonl").is_file()
+
+
+def test_cli_subprocess_bad_input_exits_with_a_clear_error(tmp_path, capsys):
+    inputs, path = _inputs_with_wikidata_line(tmp_path, BAD_WIKIDATA_LINES["invalid JSON"][0])
+    env = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    out = tmp_path / "out"
+    done = subprocess.run(
+        [str(NAMESAKE), *_build_args(inputs, out, "--strict", workers=2)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=tmp_path,
+        timeout=120,
+    )
+    assert done.returncode != 0
+    assert f"namesake: error: {path}:{BAD_LINE_NO}: invalid JSON" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not out.exists()
+
+    # Without --strict the same input builds, and the skipped line is reported.
+    main(_build_args(inputs, out))
+    captured = capsys.readouterr()
+    assert f"{path}: skipped 1 line(s) with invalid JSON (e.g. line {BAD_LINE_NO})" in captured.out
+    assert "Skipped 1 bad input line(s)" in captured.err
+    _assert_output_complete(out)
+
+
+def test_cli_missing_file_exits_without_traceback(tmp_path, capsys):
+    inputs = write_inputs(tmp_path / "in")
+    inputs["kilt"] = tmp_path / "absent.jsonl"
+    with pytest.raises(SystemExit) as caught:
+        main(_build_args(inputs, tmp_path / "out"))
+    assert caught.value.code == f"namesake: error: {inputs['kilt']}: no such file"
+    assert not (tmp_path / "out").exists()
+
+
+def test_cli_build_where_no_set_survives(tmp_path, capsys):
+    """No KILT page for any entity: no set survives; a clear outcome, not a crash."""
+    inputs = write_inputs(tmp_path / "in")
+    inputs["kilt"].write_text(json.dumps(PAGES[-1]) + "\n", encoding="utf-8")
+    try:
+        main(_build_args(inputs, tmp_path / "out"))
+    except SystemExit as exc:  # refusing is fine, with the CLI's error line
+        assert str(exc.code).startswith("namesake: error: ")
+        assert not (tmp_path / "out").exists()
+    else:
+        assert "no AmbER set survived" in capsys.readouterr().out
+        assert (tmp_path / "out" / "README.md").is_file()
+
+
+def test_cli_stats(reference, tmp_path, capsys):
+    main(["amber", "stats", str(reference)])
+    table = capsys.readouterr().out.strip().splitlines()
+    rows = [line for line in table if line.startswith("| AmbER-")]
+    assert table[0].startswith("| Collection | # AmbER sets")
+    assert len(rows) == 2
+    human = [cell.strip() for cell in rows[0].strip("|").split("|")]
+    # sets, entities/set, with queries/set, properties/set, QA, SF, FC
+    assert human == ["AmbER-H", "1", "2.00", "2.00", "2.00", "2", "2", "2"]
+
+    main(["amber", "stats", str(reference), "--json"])
+    stats = json.loads(capsys.readouterr().out)
+    assert stats["nonhuman"]["sets"] == 1 and stats["nonhuman"]["tuples"] == 2
+
+    only_human = tmp_path / "human_only"
+    build(write_inputs(tmp_path / "in"), only_human, workers=1, collections=("human",))
+    main(["amber", "stats", str(only_human)])
+    rows = [line for line in capsys.readouterr().out.splitlines() if line.startswith("| AmbER")]
+    assert len(rows) == 1 and rows[0].startswith("| AmbER-H | 1 |")
+
+    with pytest.raises(SystemExit) as caught:
+        main(["amber", "stats", str(tmp_path / "in")])
+    assert str(caught.value.code).startswith(f"namesake: error: {tmp_path / 'in'}")
+
+
+def _expected_upload(folder: Path) -> list[str]:
+    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+
+
+def _forbid_upload(monkeypatch):
+    def forbidden(*args, **kwargs):
+        raise AssertionError("must not touch the Hub")
+
+    monkeypatch.setattr(HfApi, "create_repo", forbidden)
+    monkeypatch.setattr(HfApi, "upload_folder", forbidden)
+
+
+def test_cli_push_dry_run_lists_files_and_uploads_nothing(reference, capsys, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    _forbid_upload(monkeypatch)
+    main(["amber", "push", str(reference), "--repo-id", "x/y", "--dry-run"])
+    lines = capsys.readouterr().out.splitlines()
+    files = _expected_upload(reference)
+    assert "README.md" in files and len(files) == 1 + len(CONFIGS)
+    assert lines[0] == f"Would upload {len(files)} file(s) to datasets/x/y:"
+    assert [line.strip() for line in lines[1:]] == files
+
+
+def test_cli_push_uploads_a_dataset_repo(reference, tmp_path, capsys, monkeypatch):
+    folder = tmp_path / "dataset"
+    shutil.copytree(reference, folder)
+    (folder / ".cache").mkdir()
+    (folder / ".cache" / "lock").write_text("x")  # hidden files are not uploaded
+    calls = []
+
+    def create_repo(self, repo_id, **kwargs):
+        calls.append(("create_repo", repo_id, kwargs))
+        return f"https://huggingface.co/datasets/{repo_id}"
+
+    def upload_folder(self, **kwargs):
+        calls.append(("upload_folder", kwargs.get("repo_id"), kwargs))
+        return "https://huggingface.co/datasets/x/y/commit/abc"
+
+    monkeypatch.setattr(HfApi, "create_repo", create_repo)
+    monkeypatch.setattr(HfApi, "upload_folder", upload_folder)
+    main(["amber", "push", str(folder), "--repo-id", "x/y", "--private"])
+
+    assert [call[0] for call in calls] == ["create_repo", "upload_folder"]
+    _, repo_id, kwargs = calls[0]
+    assert repo_id == "x/y"
+    assert kwargs["repo_type"] == "dataset" and kwargs["private"] is True
+    assert kwargs.get("exist_ok") is True
+    _, repo_id, kwargs = calls[1]
+    assert repo_id == "x/y" and kwargs["repo_type"] == "dataset"
+    assert Path(kwargs["folder_path"]) == folder
+    uploaded = sorted(kwargs["allow_patterns"])
+    assert uploaded == [f for f in _expected_upload(folder) if not f.startswith(".")]
+    assert "README.md" in uploaded and ".cache/lock" not in uploaded
+    out = capsys.readouterr().out
+    assert f"Uploaded {len(uploaded)} file(s)" in out and "commit/abc" in out
+
+
+# ---------------------------------------------------------------------------------------
+# 5. Atomic outputs
+
+
+def _fail_after(monkeypatch, name: str, exception: BaseException):
+    """Makes build.<name> do its work, then raise: a build interrupted mid-write."""
+    real = getattr(build_module, name)
+
+    def interrupted(*args, **kwargs):
+        real(*args, **kwargs)
+        raise exception
+
+    monkeypatch.setattr(build_module, name, interrupted)
+
+
+@pytest.mark.parametrize(
+    ("name", "exception"),
+    [("write_configs", RuntimeError("disk full")), ("dataset_card", KeyboardInterrupt())],
+)
+def test_failed_build_leaves_no_output(tmp_path, monkeypatch, name, exception):
+    inputs = write_inputs(tmp_path / "in")
+    parent = tmp_path / "outputs"
+    parent.mkdir()
+    _fail_after(monkeypatch, name, exception)
+    with pytest.raises(type(exception)):
+        build(inputs, parent / "amber", workers=1)
+    assert list(parent.iterdir()) == []
+
+
+def test_failed_build_keeps_previous_output(tmp_path, monkeypatch, reference):
+    parent = tmp_path / "outputs"
+    out = parent / "amber"
+    shutil.copytree(reference, out)
+    before = snapshot(out)
+    _fail_after(monkeypatch, "write_configs", RuntimeError("disk full"))
+    with pytest.raises(RuntimeError, match="disk full"):
+        build(write_inputs(tmp_path / "in"), out, workers=1, collections=("human",))
+    assert snapshot(out) == before
+    assert leftovers(parent) == []
+
+
+def test_failed_jsonl_layout_leaves_no_half_written_folder(tmp_path, monkeypatch):
+    _fail_after(monkeypatch, "write_jsonl_layout", RuntimeError("disk full"))
+    with pytest.raises(RuntimeError):
+        build(write_inputs(tmp_path / "in"), tmp_path / "out", workers=1, jsonl_dir=tmp_path / "j")
+    assert not (tmp_path / "j").exists()
+    assert leftovers(tmp_path) == []
+
+
+def test_rebuild_replaces_previous_output(tmp_path, reference):
+    parent = tmp_path / "outputs"
+    out = parent / "amber"
+    shutil.copytree(reference, out)
+    (out / "stale.txt").write_text("from an older build")
+    build(write_inputs(tmp_path / "in"), out, workers=1, collections=("human",))
+    assert sorted(p.name for p in out.iterdir()) == sorted(
+        ["README.md", "human", "human_qa", "human_sf", "human_fc", "human_entities"]
+    )
+    assert leftovers(parent) == []
+    assert sorted(p.name for p in parent.iterdir()) == ["amber"]
+    tables = parquet_tables(out)
+    assert tables == {k: v for k, v in parquet_tables(reference).items() if "nonhuman" not in k}
+
+
+# ---------------------------------------------------------------------------------------
+# 6. Offline loading with `datasets`
+
+
+def test_load_dataset_offline(reference, tmp_path, monkeypatch):
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+    import datasets
+    import huggingface_hub.constants
+
+    # The flags are read at import time; also set them in case another test imported first.
+    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True, raising=False)
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True, raising=False)
+    cache = tmp_path / "cache"
+
+    human = datasets.load_dataset(str(reference), "human", split="test", cache_dir=str(cache))
+    assert human.num_rows == QUERIES_PER_COLLECTION
+    assert set(COLUMNS) <= set(human.column_names)
+    assert sorted(set(human["task"])) == ["fc", "qa", "sf"]
+    assert set(human["name"]) == {"John Smith"}
+    assert sorted(human["is_head"]) == [False] * 3 + [True] * 3
+    assert all(
+        ids and titles
+        for ids, titles in zip(human["gold_wikipedia_ids"], human["gold_titles"], strict=True)
+    )
+
+    fc = datasets.load_dataset(str(reference), "nonhuman_fc", cache_dir=str(cache))
+    assert list(fc) == ["test"]
+    fc = fc["test"]
+    assert fc.num_rows == 2
+    assert set(COLUMNS) <= set(fc.column_names)
+    assert set(fc["task"]) == {"fc"} and set(fc["name"]) == {"Her"}
+    assert sorted(fc["input"]) == [
+        "Joaquin Phoenix appeared in Her.",
+        "Spike Jonze wrote the screenplay of Her.",
+    ]
+    assert [a for a in fc["answer"]] == [["SUPPORTS"], ["SUPPORTS"]]
