@@ -843,15 +843,10 @@ def test_rebuild_replaces_previous_output(tmp_path, reference):
 # 6. Offline loading with `datasets`
 
 
-def test_load_dataset_offline(reference, tmp_path, monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    monkeypatch.setenv("HF_DATASETS_OFFLINE", "1")
+def test_load_dataset_offline(reference, tmp_path):
     import datasets
-    import huggingface_hub.constants
 
-    # The flags are read at import time; also set them in case another test imported first.
-    monkeypatch.setattr(datasets.config, "HF_HUB_OFFLINE", True, raising=False)
-    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True, raising=False)
+    assert datasets.config.HF_HUB_OFFLINE  # set by conftest.py
     cache = tmp_path / "cache"
 
     human = datasets.load_dataset(str(reference), "human", split="test", cache_dir=str(cache))
