@@ -93,12 +93,13 @@ def detect_compression(path: str | os.PathLike) -> str:
 def open_dump(path: str | os.PathLike, threads: int = 1) -> BinaryIO:
     """Opens a bz2, gzip or plain file for binary reading.
 
-    bz2 (the slow one) is decompressed by rapidgzip over `threads` threads; gzip uses
-    zlib, which is fast enough alone and, unlike rapidgzip, reports a truncated stream.
+    bz2 (the slow one) is decompressed by rapidgzip's bzip2 reader over `threads` threads
+    (its generic ``rapidgzip.open`` buffers ~0.5 GB); gzip uses zlib, which is fast enough
+    alone and, unlike rapidgzip, reports a truncated stream.
     """
     compression = detect_compression(path)
     if compression == "bz2":
-        return rapidgzip.open(str(path), parallelization=max(1, threads))
+        return rapidgzip.IndexedBzip2File(str(path), parallelization=max(1, threads))
     if compression == "gzip":
         return gzip.open(path, "rb")
     return open(path, "rb")
@@ -120,9 +121,8 @@ def iter_line_blocks(
             try:
                 data = stream.read(block_bytes)
             except Exception as exc:  # rapidgzip raises several types for corrupt data
-                raise BadInputError(
-                    path, line_no, f"corrupt {compression} stream after this line ({exc})"
-                ) from exc
+                message = f"corrupt or truncated {compression} stream after this line ({exc})"
+                raise BadInputError(path, line_no, message) from exc
             if not data:
                 break
             data = rest + data

@@ -7,7 +7,7 @@ import gzip
 import json
 from pathlib import Path
 
-import orjson
+import msgspec
 
 
 def _snak(pid: str, value) -> dict:
@@ -89,7 +89,8 @@ def write_wikidata(path, entities: list[dict]) -> Path:
     """The dump layout: '[', one entity per line followed by ',', except the last, ']'."""
     path = Path(path)
     lines = [
-        orjson.dumps(e) + (b"," if i < len(entities) - 1 else b"") for i, e in enumerate(entities)
+        msgspec.json.encode(e) + (b"," if i < len(entities) - 1 else b"")
+        for i, e in enumerate(entities)
     ]
     with _open(path, "wb") as f:
         f.write(b"[\n" + b"\n".join(lines) + b"\n]\n")

@@ -12,7 +12,8 @@ import re
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-import orjson
+import msgspec
+from msgspec import Struct
 
 from namesake.io import InputProblems, map_blocks
 from namesake.text import get_tokens
@@ -48,6 +49,20 @@ class Page:
         )
 
 
+class _WikidataInfo(Struct):
+    wikidata_id: str
+
+
+class _KiltPage(Struct):
+    """The fields of a KILT page that alignment reads; msgspec skips the others."""
+
+    wikipedia_id: str | int
+    wikipedia_title: str
+    text: list[str]
+    wikidata_info: _WikidataInfo
+
+
+_PAGE = msgspec.json.Decoder(_KiltPage)
 _wanted_qids: frozenset[str] = frozenset()
 
 
@@ -70,16 +85,22 @@ def _parse_block(block: tuple[int, bytes]):
         if found is None or found.group(1).decode() not in _wanted_qids:
             continue
         try:
-            page = orjson.loads(line)
-            qid = page["wikidata_info"]["wikidata_id"]
-            words = " ".join(" ".join(page["text"]).split()[:LEADING_WORDS])
-            pages.append(
-                (qid, str(page["wikipedia_id"]), page["wikipedia_title"], get_tokens(words))
-            )
-        except orjson.JSONDecodeError as exc:
+            page = _PAGE.decode(line)
+        except msgspec.ValidationError as exc:
+            problems.append((line_no, "missing or malformed field", str(exc)))
+            continue
+        except msgspec.DecodeError as exc:
             problems.append((line_no, "invalid JSON", str(exc)))
-        except (KeyError, TypeError) as exc:
-            problems.append((line_no, "missing or malformed field", repr(exc)))
+            continue
+        words = " ".join(" ".join(page.text).split()[:LEADING_WORDS])
+        pages.append(
+            (
+                page.wikidata_info.wikidata_id,
+                str(page.wikipedia_id),
+                page.wikipedia_title,
+                get_tokens(words),
+            )
+        )
     return pages, problems
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-import orjson
+import msgspec
 import pyarrow as pa
+from msgspec import Raw, Struct
 
 ITEM_VALUE, QUANTITY_VALUE = 0, 1
 INSTANCE_OF = "P31"
@@ -71,16 +72,6 @@ def entity_number(entity_id: str) -> int:
     return int(entity_id[1:])
 
 
-def _mapping(entity: dict, key: str) -> dict:
-    """A map field of an entity; the dump writes empty maps as ``[]``."""
-    value = entity.get(key)
-    return value if isinstance(value, dict) else {}
-
-
-def _english(entity: dict, key: str):
-    return _mapping(entity, key).get("en")
-
-
 def parse_block(block: tuple[int, bytes]) -> ParsedBlock:
     """Parses a block of dump lines (runs in a worker process)."""
     first_line, data = block
@@ -98,17 +89,17 @@ def parse_block(block: tuple[int, bytes]) -> ParsedBlock:
         if not (line.startswith(b"{") and line.endswith(b"}")):
             problems.append((line_no, "truncated entity line", line[-40:].decode(errors="replace")))
             continue
-        # Cheap pre-filter before parsing: only items with an English Wikipedia page and
-        # properties (for their labels) can contribute. Dropping it changes no output.
-        if b'"enwiki"' not in line and b'"type":"property"' not in line:
+        if not _may_contribute(line):
             continue
         try:
-            entity = orjson.loads(line)
+            entity = _ENTITY.decode(line)
             _parse_entity(entity, line_no, entities, relations, property_labels, problems)
-        except orjson.JSONDecodeError as exc:
+        except msgspec.ValidationError as exc:
+            problems.append((line_no, "missing or malformed field", str(exc)))
+        except msgspec.DecodeError as exc:
             problems.append((line_no, "invalid JSON", str(exc)))
-        except (KeyError, TypeError, AttributeError, ValueError, IndexError) as exc:
-            problems.append((line_no, "missing or malformed field", repr(exc)))
+        except ValueError as exc:  # an entity id that is not a letter and a number
+            problems.append((line_no, "missing or malformed field", str(exc)))
     return ParsedBlock(
         entities=pa.RecordBatch.from_pydict(entities, schema=ENTITY_SCHEMA),
         relations=pa.RecordBatch.from_pydict(relations, schema=RELATION_SCHEMA),
@@ -129,64 +120,134 @@ def _edges(lines: list[bytes]) -> tuple[bool, bool] | None:
     return first == b"[", last == b"]"
 
 
-def _parse_entity(entity, line_no, entities, relations, property_labels, problems):
-    kind = entity["type"]
-    if kind == "property":
-        label = _english(entity, "labels")
+def _may_contribute(line: bytes) -> bool:
+    """Cheap pre-filter before parsing: only items with an English Wikipedia page and
+    properties (for their labels) can contribute, so skipping the rest changes no output.
+
+    The dump writes "type" first, so most lines are settled by their first bytes instead
+    of a second scan of the whole line.
+    """
+    if b'"enwiki"' in line:
+        return True
+    if b'"type":"item"' in line[:64]:
+        return False
+    return b'"type":"property"' in line
+
+
+# Typed decoding: msgspec skips the fields (other languages, qualifiers, references, other
+# sites) that the pipeline never reads, and decodes the few it does lazily from Raw bytes.
+# The dump writes an empty map as [], hence the ``| list``.
+class _Text(Struct):
+    value: str
+
+
+class _Sitelink(Struct):
+    title: str
+
+
+class _DataValue(Struct):
+    value: Raw
+
+
+class _Snak(Struct):
+    datatype: str
+    datavalue: _DataValue | None = None  # somevalue / novalue snaks have none
+
+
+class _Statement(Struct):
+    mainsnak: _Snak
+
+
+class _ItemValue(Struct):
+    id: str
+
+
+class _QuantityValue(Struct):
+    amount: str
+    unit: str
+
+
+class _Entity(Struct):
+    type: str
+    id: str
+    labels: dict[str, Raw] | list = {}
+    aliases: dict[str, Raw] | list = {}
+    claims: dict[str, Raw] | list = {}
+    sitelinks: dict[str, Raw] | list = {}
+
+
+_ENTITY = msgspec.json.Decoder(_Entity)
+_TEXT = msgspec.json.Decoder(_Text)
+_TEXTS = msgspec.json.Decoder(list[_Text])
+_SITELINK = msgspec.json.Decoder(_Sitelink)
+_STATEMENTS = msgspec.json.Decoder(list[_Statement])
+_VALUE_DECODERS = {
+    "wikibase-item": msgspec.json.Decoder(_ItemValue),
+    "quantity": msgspec.json.Decoder(_QuantityValue),
+}
+
+
+def _english_label(entity: _Entity) -> str | None:
+    raw = entity.labels.get("en") if entity.labels else None
+    return None if raw is None else _TEXT.decode(raw).value
+
+
+def _parse_entity(entity: _Entity, line_no, entities, relations, property_labels, problems):
+    if entity.type == "property":
+        label = _english_label(entity)
         if label is not None:
-            property_labels[entity_number(entity["id"])] = label["value"]
+            property_labels[entity_number(entity.id)] = label
         return
-    if kind != "item":
+    if entity.type != "item":
         return
-    label = _english(entity, "labels")
-    sitelink = _mapping(entity, "sitelinks").get("enwiki")
+    label = _english_label(entity)
+    sitelink = entity.sitelinks.get("enwiki") if entity.sitelinks else None
     if label is None or sitelink is None:
         return
-    qid = entity_number(entity["id"])
-    names = [label["value"]] + [alias["value"] for alias in _english(entity, "aliases") or []]
-    claims = _mapping(entity, "claims")
+    qid = entity_number(entity.id)
+    aliases = entity.aliases.get("en") if entity.aliases else None
+    names = [label] + ([alias.value for alias in _TEXTS.decode(aliases)] if aliases else [])
+    claims = entity.claims or {}
     types = [
-        entity_number(value["id"])
+        entity_number(value.id)
         for datatype, value in _claim_values(claims, INSTANCE_OF, entity, line_no, problems)
         if datatype == "wikibase-item"
     ]
-    for pid in claims:  # dump order of properties and values is kept for the outputs
-        if pid not in _wanted_pids:
-            continue
-        pid_number = entity_number(pid)
-        for datatype, value in _claim_values(claims, pid, entity, line_no, problems):
-            relations["qid"].append(qid)
-            relations["pid"].append(pid_number)
-            if datatype == "wikibase-item":
-                relations["kind"].append(ITEM_VALUE)
-                relations["value_qid"].append(entity_number(value["id"]))
-                relations["amount"].append(None)
-                relations["unit"].append(None)
-            else:
-                relations["kind"].append(QUANTITY_VALUE)
-                relations["value_qid"].append(None)
-                relations["amount"].append(value["amount"])
-                relations["unit"].append(value["unit"])
+    rows = [  # dump order of properties and values is kept for the outputs
+        (entity_number(pid), ITEM_VALUE, entity_number(value.id), None, None)
+        if datatype == "wikibase-item"
+        else (entity_number(pid), QUANTITY_VALUE, None, value.amount, value.unit)
+        for pid in claims
+        if pid in _wanted_pids
+        for datatype, value in _claim_values(claims, pid, entity, line_no, problems)
+    ]
+    title = _SITELINK.decode(sitelink).title.strip().replace(" ", "_")
+    # Appended only once the whole entity parsed, so a bad claim leaves no partial rows.
+    for row in rows:
+        for column, cell in zip(("pid", "kind", "value_qid", "amount", "unit"), row, strict=True):
+            relations[column].append(cell)
+        relations["qid"].append(qid)
     entities["qid"].append(qid)
-    entities["title"].append(sitelink["title"].strip().replace(" ", "_"))
+    entities["title"].append(title)
     entities["names"].append(names)
     entities["types"].append(types)
     entities["line"].append(line_no)
 
 
 def _claim_values(claims, pid, entity, line_no, problems):
-    """Yields (datatype, datavalue value) of a property's item and quantity claims.
+    """Yields (datatype, decoded value) of a property's item and quantity claims.
 
     Claims without a value (somevalue/novalue) and other datatypes are skipped; a
     datatype Wikidata does not define is reported.
     """
-    for statement in claims.get(pid, []):
-        snak = statement["mainsnak"]
-        datatype = snak["datatype"]
-        if datatype not in KNOWN_DATATYPES:
+    raw = claims.get(pid)
+    for statement in _STATEMENTS.decode(raw) if raw is not None else ():
+        snak = statement.mainsnak
+        if snak.datatype not in KNOWN_DATATYPES:
             problems.append(
-                (line_no, "unknown datatype", f"{datatype!r} in {pid} of {entity['id']}")
+                (line_no, "unknown datatype", f"{snak.datatype!r} in {pid} of {entity.id}")
             )
             continue
-        if "datavalue" in snak and datatype in ("wikibase-item", "quantity"):
-            yield datatype, snak["datavalue"]["value"]
+        decoder = _VALUE_DECODERS.get(snak.datatype)
+        if decoder is not None and snak.datavalue is not None:
+            yield snak.datatype, decoder.decode(snak.datavalue.value)

@@ -13,7 +13,7 @@ Files written (next to this script):
 * ``pageviews-sample-user.gz``                 pageviews-complete monthly (user agent) format
 * ``kilt_knowledgesource-sample.json``         KILT knowledge source (JSON lines)
 
-Only the standard library and orjson are used.  The output is deterministic:
+Only the standard library and msgspec are used.  The output is deterministic:
 running the script twice produces byte-identical files (gzip mtime is 0).
 """
 
@@ -25,7 +25,7 @@ import hashlib
 import json
 from pathlib import Path
 
-import orjson
+import msgspec
 
 HERE = Path(__file__).resolve().parent
 
@@ -2100,7 +2100,7 @@ def wikidata_bytes() -> bytes:
     lines = [b"["]
     for i, ent in enumerate(entities):
         sep = b"," if i < len(entities) - 1 else b""
-        lines.append(orjson.dumps(ent) + sep)
+        lines.append(msgspec.json.encode(ent) + sep)
     lines.append(b"]")
     return b"\n".join(lines) + b"\n"
 

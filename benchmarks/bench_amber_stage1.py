@@ -1,0 +1,390 @@
+"""Stage-1 throughput of the AmbER build against the raw decompression rate of the same dump.
+
+The goal (issue 2, "Speed and scale"): stage 1 (Wikidata entities) runs at >= 80% of the
+speed at which one core can merely decompress the dump, and scales with --workers.
+
+Every figure comes from a fresh subprocess (this script re-run with --measure), so each
+peak RSS (resource.getrusage of the process and of its waited-for children, i.e. the pool
+workers) belongs to that measurement alone and no cache of one warms up another.
+Rates are in MB (10^6 bytes) of *decompressed* dump per second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))  # make_synthetic_dumps, when run as a script
+sys.path.insert(0, str(HERE.parent))  # namesake, when not installed
+
+import make_synthetic_dumps  # noqa: E402
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument(
+        "--entities",
+        type=int,
+        default=30_000,
+        help="items in the synthetic dump (default 30k: ~0.5 GB decompressed, ~30 s single-core)",
+    )
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--compression", choices=["bz2", "gz", "plain"], default="bz2")
+    parser.add_argument(
+        "--workers", default="1,2", help="comma-separated --workers values to measure"
+    )
+    parser.add_argument(
+        "--threads",
+        type=int,
+        default=os.cpu_count() or 1,
+        help="rapidgzip threads for the parallel decompression figure",
+    )
+    parser.add_argument(
+        "--output", default=str(HERE / "output"), help="cache of dumps and results (git-ignored)"
+    )
+    parser.add_argument("--no-build", action="store_true", help="skip the full build_amber runs")
+    parser.add_argument("--measure", help=argparse.SUPPRESS)  # internal: one measurement
+    parser.add_argument("--data", help=argparse.SUPPRESS)
+    parser.add_argument("--n", type=int, default=1, help=argparse.SUPPRESS)
+    return parser.parse_args(argv)
+
+
+WANTED_PIDS_NOTE = "the union of the bundled collections' PIDs plus P3095/P1535, as build_amber"
+
+
+# ---------------------------------------------------------------------------------------
+# Dumps
+# ---------------------------------------------------------------------------------------
+
+
+def ensure_dumps(args) -> Path:
+    """Generates the dumps once per (entities, seed, compression); meta.json marks completion."""
+    folder = Path(args.output) / f"dumps-{args.entities}-s{args.seed}-{args.compression}"
+    if (folder / "meta.json").exists():
+        print(f"Reusing {folder}", file=sys.stderr)
+        return folder
+    staging = folder.with_name(folder.name + ".partial")
+    shutil.rmtree(staging, ignore_errors=True)
+    print(f"Generating {args.entities:,} entities into {folder} ...", file=sys.stderr)
+    make_synthetic_dumps.generate(args.entities, staging, args.seed, args.compression)
+    staging.rename(folder)
+    return folder
+
+
+def dump_files(folder: Path) -> dict[str, Path]:
+    meta = json.loads((folder / "meta.json").read_text())
+    return make_synthetic_dumps.dump_paths(folder, meta["compression"])
+
+
+# ---------------------------------------------------------------------------------------
+# Measurements (each runs in its own process)
+# ---------------------------------------------------------------------------------------
+
+
+def _read_all(stream, block: int = 8 << 20) -> int:
+    total = 0
+    while data := stream.read(block):
+        total += len(data)
+    return total
+
+
+def measure_decompress(path: Path, how: str, threads: int) -> dict:
+    """Reads the whole file and throws the bytes away: the floor for any single pass."""
+    import bz2
+    import gzip
+
+    from namesake.io import detect_compression, open_dump
+
+    compression = detect_compression(path)
+    started, cpu_before = time.perf_counter(), _cpu_seconds()
+    if how == "stdlib":
+        opener = {"bz2": bz2.open, "gzip": gzip.open, "plain": open}[compression]
+        stream = opener(path, "rb")
+    else:  # the reader the pipeline uses
+        stream = open_dump(path, threads)
+    with stream:
+        total = _read_all(stream)
+    return {
+        "bytes": total,
+        "seconds": time.perf_counter() - started,
+        "cpu_seconds": _cpu_seconds() - cpu_before,
+    }
+
+
+def wanted_pids() -> frozenset[str]:
+    from namesake.amber.reference import COLLECTIONS, PRACTICED_BY, USED_BY, load_collection
+
+    pids = frozenset().union(*(load_collection(name).pids for name in COLLECTIONS))
+    return pids | {PRACTICED_BY, USED_BY}
+
+
+def measure_pageviews(files: dict[str, Path]) -> dict:
+    from namesake.amber.pageviews import read_pageviews
+    from namesake.io import InputProblems
+
+    views = read_pageviews(files["pageviews"], InputProblems())
+    return {"rows": views.num_rows, "arrow_bytes": views.nbytes}
+
+
+def measure_stage1(files: dict[str, Path], workers: int) -> dict:
+    """extract_entities as build_amber calls it; page views are read before the clock starts."""
+    from namesake.amber.entities import extract_entities
+    from namesake.amber.pageviews import read_pageviews
+    from namesake.io import InputProblems
+
+    problems = InputProblems()
+    views = read_pageviews(files["pageviews"], problems)
+    started = time.perf_counter()
+    cpu_before = _cpu_seconds()
+    entities = extract_entities(files["wikidata"], views, wanted_pids(), problems, workers)
+    return {
+        "seconds": time.perf_counter() - started,
+        "cpu_seconds": _cpu_seconds() - cpu_before,
+        "kept_entities": len(entities),
+        "table_bytes": entities.table.nbytes,
+        "relations_bytes": entities.relations.nbytes,
+        "relations": entities.relations.num_rows,
+        "pageviews_bytes": views.nbytes,
+        "problems": problems.total(),
+    }
+
+
+def measure_parse_only(files: dict[str, Path]) -> dict:
+    """parse_block over blocks already in memory: the parsing cost alone, one core."""
+    from namesake.amber import wikidata
+    from namesake.io import iter_line_blocks
+
+    blocks = list(iter_line_blocks(files["wikidata"]))
+    wikidata.init_worker(wanted_pids())
+    wikidata.parse_block(blocks[0])  # lazy imports inside pyarrow happen outside the clock
+    started = time.perf_counter()
+    cpu_before = _cpu_seconds()
+    for block in blocks:
+        wikidata.parse_block(block)
+    return {
+        "seconds": time.perf_counter() - started,
+        "cpu_seconds": _cpu_seconds() - cpu_before,
+    }
+
+
+def measure_build(files: dict[str, Path], workers: int) -> dict:
+    """The whole build_amber (all stages, Parquet and JSON-lines outputs) on the same dumps."""
+    from namesake.amber.build import build_amber
+
+    with tempfile.TemporaryDirectory() as tmp:
+        cpu_before = _cpu_seconds()
+        report = build_amber(
+            files["wikidata"],
+            files["pageviews"],
+            files["kilt"],
+            Path(tmp) / "amber",
+            workers=workers,
+            jsonl_dir=Path(tmp) / "jsonl",
+        )
+        cpu = _cpu_seconds() - cpu_before
+    return {
+        "seconds": sum(report.seconds.values()),
+        "cpu_seconds": cpu,
+        "stages": report.seconds,
+        "counts": report.counts,
+    }
+
+
+def _cpu_seconds() -> float:
+    """User+system CPU of this process and its finished children (the pool workers)."""
+    own = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def run_measurement(args) -> None:
+    """Entry point of the subprocess: prints one JSON line with the result and peak RSS."""
+    files = dump_files(Path(args.data))
+    started = time.perf_counter()
+    kind = args.measure
+    if kind.startswith("decompress-"):
+        result = measure_decompress(files["wikidata"], kind.split("-", 1)[1], args.n)
+    elif kind == "pageviews":
+        result = measure_pageviews(files)
+    elif kind == "stage1":
+        result = measure_stage1(files, args.n)
+    elif kind == "parse-only":
+        result = measure_parse_only(files)
+    elif kind == "build":
+        result = measure_build(files, args.n)
+    else:
+        raise SystemExit(f"unknown measurement {kind}")
+    result.setdefault("seconds", time.perf_counter() - started)
+    result.setdefault("cpu_seconds", _cpu_seconds())
+    # ru_maxrss is in KiB on Linux; for children it is the largest single child.
+    result["loadavg_1min_after"] = os.getloadavg()[0]
+    result["rss_self_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    result["rss_child_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print("RESULT " + json.dumps(result))
+
+
+def measure(args, folder: Path, kind: str, n: int = 1) -> dict:
+    """Runs one measurement in a fresh interpreter and returns its result."""
+    command = [sys.executable, __file__, "--measure", kind, "--data", str(folder), "--n", str(n)]
+    env = {**os.environ, "TQDM_DISABLE": "1"}
+    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
+    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    if done.returncode != 0 or not lines:
+        raise SystemExit(f"measurement {kind} failed:\n{done.stderr[-3000:]}")
+    result = json.loads(lines[-1][len("RESULT ") :])
+    print(f"  {kind} n={n}: {result['seconds']:.1f}s", file=sys.stderr)
+    return result
+
+
+# ---------------------------------------------------------------------------------------
+# Report
+# ---------------------------------------------------------------------------------------
+
+
+def run_all(args) -> dict:
+    folder = ensure_dumps(args)
+    meta = json.loads((folder / "meta.json").read_text())
+    workers = [int(w) for w in args.workers.split(",")]
+    results: dict[str, dict] = {"meta": meta}
+    rows = [("decompress-stdlib", 1), ("decompress-open_dump", 1)]
+    if args.threads > 1:
+        rows.append(("decompress-open_dump", args.threads))
+    rows += [("parse-only", 1), ("pageviews", 1)] + [("stage1", w) for w in workers]
+    if not args.no_build:
+        rows += [("build", w) for w in workers]
+    for kind, n in rows:
+        results[f"{kind} {n}"] = measure(args, folder, kind, n)
+    out = Path(args.output) / f"results-{folder.name}.json"
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    print(f"Results: {out}", file=sys.stderr)
+    return results
+
+
+LABELS = {
+    "decompress-stdlib": "decompress only, stdlib ({comp}), 1 thread",
+    "decompress-open_dump": "decompress only, namesake.io.open_dump, {n} thread(s)",
+    "parse-only": "stage-1 parsing only (parse_block on blocks in memory), 1 core",
+    "pageviews": "read_pageviews (pagecounts-ez, {pv_mb:.0f} MB)",
+    "stage1": "stage 1 extract_entities, --workers {n}",
+    "build": "full build_amber, --workers {n}",
+}
+
+
+def markdown(results: dict, threads: int) -> str:
+    meta = results["meta"]
+    mb = meta["wikidata_bytes"] / 1e6
+    items = meta["counts"]["items"] + meta["counts"]["properties"]
+    lines = [
+        f"Dump: {meta['counts']['items']:,} items ({meta['counts']['items with enwiki']:,} with "
+        f"enwiki), {mb:,.0f} MB decompressed, {meta['wikidata_compressed_bytes'] / 1e6:,.0f} MB "
+        f"{meta['compression']}, mean line {meta['mean_entity_line_bytes'] / 1e3:.1f} KB; "
+        f"{os.cpu_count()} cores.",
+        "",
+        "| measurement | wall s | CPU s | MB/s (decompressed) | MB per CPU-s | entities/s "
+        "| peak RSS main / largest child (MB) | load avg after |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for key, r in results.items():
+        if key == "meta":
+            continue
+        kind, n = key.rsplit(" ", 1)
+        label = LABELS[kind].format(
+            comp=meta["compression"], n=n, pv_mb=meta["pageviews_bytes"] / 1e6
+        )
+        per_dump = kind != "pageviews"
+        rate = f"{mb / r['seconds']:.1f}" if per_dump else "-"
+        per_cpu = f"{mb / r['cpu_seconds']:.1f}" if per_dump and r["cpu_seconds"] else "-"
+        ents = f"{items / r['seconds']:,.0f}" if per_dump else f"{r['rows'] / r['seconds']:,.0f}"
+        lines.append(
+            f"| {label} | {r['seconds']:.1f} | {r['cpu_seconds']:.1f} | {rate} | {per_cpu} "
+            f"| {ents} | {r['rss_self_mb']:,.0f} / {r['rss_child_mb']:,.0f} "
+            f"| {r['loadavg_1min_after']:.1f} |"
+        )
+    lines += ["", *summary(results, threads)]
+    return "\n".join(lines)
+
+
+def summary(results: dict, threads: int) -> list[str]:
+    """The goal's ratio, scaling, per-stage build times and the memory extrapolation."""
+    meta = results["meta"]
+    mb = meta["wikidata_bytes"] / 1e6
+    rate = {key: mb / r["seconds"] for key, r in results.items() if key != "meta"}
+    lines = []
+    decompress = rate["decompress-open_dump 1"]
+    if "stage1 1" in results:
+        s1 = results["stage1 1"]
+        lines.append(
+            f"- Stage 1 per core (--workers 1) ÷ decompression (open_dump, 1 thread): "
+            f"{rate['stage1 1']:.1f} / {decompress:.1f} = **{rate['stage1 1'] / decompress:.2f}** "
+            f"(goal ≥ 0.8); by CPU time: {mb / s1['cpu_seconds']:.1f} MB per CPU-s = "
+            f"{mb / s1['cpu_seconds'] / decompress:.2f}."
+        )
+        parse = rate.get("parse-only 1")
+        if parse:
+            lines.append(
+                f"- Parsing alone runs at {parse:.1f} MB/s per core; a single process that "
+                f"decompresses then parses can reach at most 1/(1/{decompress:.1f} + "
+                f"1/{parse:.1f}) = {1 / (1 / decompress + 1 / parse):.1f} MB/s."
+            )
+    for key in results:
+        if key.startswith("stage1 ") and key != "stage1 1" and "stage1 1" in results:
+            lines.append(
+                f"- Scaling: {key.replace('stage1', '--workers')} runs "
+                f"{rate[key] / rate['stage1 1']:.2f}x --workers 1 "
+                f"(open_dump alone with {threads} threads: "
+                f"{rate.get(f'decompress-open_dump {threads}', float('nan')):.1f} MB/s)."
+            )
+    for key, r in results.items():
+        if key.startswith("build "):
+            stages = ", ".join(f"{stage} {s:.1f}s" for stage, s in r["stages"].items())
+            lines.append(f"- build_amber {key.split()[1]} worker(s): {stages}.")
+    lines += memory_extrapolation(results)
+    return lines
+
+
+FULL_ITEMS, FULL_ENWIKI, FULL_PAGEVIEW_TITLES = 100_000_000, 8_000_000, 20_000_000
+
+
+def memory_extrapolation(results: dict) -> list[str]:
+    """Scales the Arrow state per kept entity (and per page-view title) to a full dump."""
+    s1 = results.get("stage1 1")
+    pv = results.get("pageviews 1")
+    if not s1 or not s1["kept_entities"] or not pv:
+        return []
+    per_entity = (s1["table_bytes"] + s1["relations_bytes"]) / s1["kept_entities"]
+    per_title = pv["arrow_bytes"] / pv["rows"]
+    state = per_entity * FULL_ENWIKI
+    views = per_title * FULL_PAGEVIEW_TITLES
+    return [
+        f"- Arrow state per kept entity: {per_entity:,.0f} B (entities "
+        f"{s1['table_bytes'] / s1['kept_entities']:,.0f} B + relations "
+        f"{s1['relations_bytes'] / s1['kept_entities']:,.0f} B); page views "
+        f"{per_title:,.0f} B per title.",
+        f"- Full dump (~{FULL_ITEMS / 1e6:.0f}M items, ~{FULL_ENWIKI / 1e6:.0f}M with enwiki, "
+        f"~{FULL_PAGEVIEW_TITLES / 1e6:.0f}M viewed titles): stage-1 state ≈ "
+        f"{state / 2**30:.1f} GiB + page views ≈ {views / 2**30:.1f} GiB; x2 for the copies "
+        f"made while filtering/sorting ≈ {2 * (state + views) / 2**30:.1f} GiB peak "
+        f"(budget 16 GiB).",
+    ]
+
+
+def main(argv=None) -> None:
+    args = parse_args(argv)
+    if args.measure:
+        run_measurement(args)
+        return
+    results = run_all(args)
+    print(markdown(results, args.threads))
+
+
+if __name__ == "__main__":
+    main()
