@@ -137,13 +137,6 @@ def iter_line_blocks(
             yield line_no, rest
 
 
-def iter_lines(path: str | os.PathLike, threads: int = 1) -> Iterator[tuple[int, bytes]]:
-    """Yields (line number, line without its newline) through a dump."""
-    for first, block in iter_line_blocks(path, threads):
-        for offset, line in enumerate(block.splitlines()):
-            yield first + offset, line
-
-
 def map_blocks(
     path: str | os.PathLike,
     worker: Callable[[tuple[int, bytes]], object],
@@ -200,18 +193,3 @@ def atomic_directory(target: str | os.PathLike) -> Iterator[Path]:
     staging.rename(target)
     if previous is not None:
         shutil.rmtree(previous, ignore_errors=True)
-
-
-def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Writes a file through a temporary sibling and a rename."""
-    path = Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(tmp)
-        raise
