@@ -686,6 +686,25 @@ def test_stage4_amber_id_is_md5_of_the_repr_of_name_qid_pid(tmp_path):
     assert dan["qids"]["Q200"]["pids"]["P54"]["amber_id"] == md5("[\"Dan O'Brien\", 'Q200', 'P54']")
 
 
+def test_entity_in_two_sets_gets_each_sets_amber_id(tmp_path):
+    """Q100 carries two shared names, so it is in two sets; ids and provenance are per set."""
+    world = World()
+    world.item("Q6607", "guitar")
+    world.human("Q100", "Dan Smith", 100_000, aliases=["D. Smith"], claims={"P1303": ["Q6607"]})
+    world.human("Q200", "Dan Smith", 100, title="Dan Smith (boxer)", claims={"P54": ["Q7"]})
+    world.human("Q300", "D. Smith", 100, title="D. Smith (soldier)", claims={"P607": ["Q8"]})
+    world.item("Q7", "Springfield Isotopes")
+    world.item("Q8", "Boer War")
+    world.add_page("Q100", "Dan Smith", "Plays the guitar.")
+    world.add_page("Q200", "Dan Smith (boxer)", "Played for the Springfield Isotopes.")
+    world.add_page("Q300", "D. Smith (soldier)", "Fought in the Boer War.")
+    sets = by_name(world.stage4(tmp_path))
+    assert set(sets) == {"Dan Smith", "D. Smith"}
+    for name, amber_set in sets.items():
+        relation = amber_set["qids"]["Q100"]["pids"]["P1303"]
+        assert relation["amber_id"] == md5(repr([name, "Q100", "P1303"]))
+
+
 # ---------------------------------------------------------------------------------------
 # Stage 5: task instances
 # ---------------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ tuple layout: ``{"name": ..., "qids": {"Q91": {"popularity", "is_head", "label",
 
 from __future__ import annotations
 
+import copy
 from collections import defaultdict
 
 import inflect
@@ -54,7 +55,9 @@ def find_polysemous_names(entities: Entities, collection: Collection) -> list[di
                     "label": names[row].as_py()[0],
                     "aliases": names[row].as_py(),
                     "entity_types": [f"Q{t}" for t in types[row].as_py()],
-                    "pids": resolved[row],
+                    # An entity with several shared names is in several sets: each set gets
+                    # its own copy, since later stages write per-set ids into relations.
+                    "pids": copy.deepcopy(resolved[row]),
                 }
                 for row, is_head in members
             },
