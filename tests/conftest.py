@@ -5,3 +5,31 @@ import os
 
 os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_DATASETS_OFFLINE"] = "1"
+
+
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+SAMPLE = Path(__file__).parent.parent / "dataset_scripts" / "amber" / "sample"
+SAMPLE_WIKIDATA = SAMPLE / "wikidata-sample-all.json.bz2"
+SAMPLE_KILT = SAMPLE / "kilt_knowledgesource-sample.json"
+SAMPLE_PAGECOUNTS_EZ = SAMPLE / "pagecounts-sample-views-ge-5-totals.bz2"
+SAMPLE_PAGEVIEWS_COMPLETE = SAMPLE / "pageviews-sample-user.gz"
+
+
+@pytest.fixture(scope="session")
+def sample_build(tmp_path_factory):
+    """The bundled sample built once per test session: (output folder, build report)."""
+    from namesake.amber.build import build_amber
+
+    out = tmp_path_factory.mktemp("amber")
+    report = build_amber(
+        SAMPLE_WIKIDATA,
+        SAMPLE_PAGECOUNTS_EZ,
+        SAMPLE_KILT,
+        out / "dataset",
+        workers=2,
+        jsonl_dir=out / "jsonl",
+    )
+    return out, report

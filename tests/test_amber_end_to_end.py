@@ -3,27 +3,15 @@
 from pathlib import Path
 
 import pytest
+from conftest import SAMPLE_KILT as KILT
+from conftest import SAMPLE_PAGEVIEWS_COMPLETE as PAGEVIEWS_COMPLETE
+from conftest import SAMPLE_WIKIDATA as WIKIDATA
 from datasets import load_dataset
 
 from namesake.amber.build import build_amber
 from namesake.cli import main
 
-ROOT = Path(__file__).parent.parent
-SAMPLE = ROOT / "dataset_scripts" / "amber" / "sample"
 EXPECTED = Path(__file__).parent / "data" / "amber_sample_expected"
-WIKIDATA = SAMPLE / "wikidata-sample-all.json.bz2"
-KILT = SAMPLE / "kilt_knowledgesource-sample.json"
-PAGECOUNTS_EZ = SAMPLE / "pagecounts-sample-views-ge-5-totals.bz2"
-PAGEVIEWS_COMPLETE = SAMPLE / "pageviews-sample-user.gz"
-
-
-@pytest.fixture(scope="module")
-def sample_build(tmp_path_factory):
-    out = tmp_path_factory.mktemp("amber")
-    report = build_amber(
-        WIKIDATA, PAGECOUNTS_EZ, KILT, out / "dataset", workers=2, jsonl_dir=out / "jsonl"
-    )
-    return out, report
 
 
 def _relative_files(folder: Path) -> list[Path]:
