@@ -7,7 +7,7 @@ DEMO_OUT ?= demo_output
 export HF_HUB_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
 
-.PHONY: install test demo lint bench
+.PHONY: install test demo lint bench bench-retrieval
 
 install:
 	$(PYTHON) -m venv $(VENV)
@@ -20,6 +20,8 @@ test:
 
 demo:
 	$(BIN)/python dataset_scripts/amber/build.py --out $(DEMO_OUT)/amber --jsonl-dir $(DEMO_OUT)/amber_jsonl
+	$(BIN)/namesake amber compare --corpus dataset_scripts/amber/sample/kilt_knowledgesource-sample.json \
+		--dataset $(DEMO_OUT)/amber --out $(DEMO_OUT)/retrieval
 
 lint:
 	$(BIN)/ruff check .
@@ -27,3 +29,7 @@ lint:
 
 bench:
 	$(BIN)/python benchmarks/bench_amber_stage1.py
+	$(BIN)/python benchmarks/bench_entity_confusion.py
+
+bench-retrieval:
+	$(BIN)/python benchmarks/bench_retrieval.py

@@ -14,6 +14,8 @@ def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="namesake", description=__doc__)
     groups = parser.add_subparsers(dest="group", required=True)
     _add_amber(groups.add_parser("amber", help="build, inspect and publish the AmbER benchmark"))
+    _add_retrieve(groups.add_parser("retrieve", help="answer AmbER queries with a retriever"))
+    _add_evaluate(groups.add_parser("evaluate", help="score AmbER predictions, with a report"))
     args = parser.parse_args(argv)
     try:
         args.run(args)
@@ -60,6 +62,96 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     push.add_argument("--token", help="Hub token (default: the logged-in one)")
     push.add_argument("--dry-run", action="store_true", help="list the files, upload nothing")
     push.set_defaults(run=_amber_push)
+
+    compare = commands.add_parser(
+        "compare", help="run and score retrievers on every AmbER config; print one table"
+    )
+    compare.add_argument("--corpus", required=True, help="KILT knowledge source (JSON lines)")
+    compare.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
+    compare.add_argument("--out", required=True, help="folder for predictions and reports")
+    compare.add_argument(
+        "--retriever", action="append", choices=["bm25", "dense"], help="default: both"
+    )
+    compare.add_argument("--collections", default="human,nonhuman")
+    compare.add_argument("--k", type=int, default=100, help="documents retrieved per query")
+    compare.add_argument("--metric", help="entity_confusion module folder (default: metrics/)")
+    compare.set_defaults(run=_amber_compare)
+
+
+def _add_retrieve(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--corpus", help="KILT knowledge source; needed unless --index exists")
+    parser.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
+    parser.add_argument("--config", required=True, help="e.g. human_qa, nonhuman_fc")
+    parser.add_argument("--retriever", required=True, choices=["bm25", "dense"])
+    parser.add_argument("--model", help="dense: sentence-transformers model path or Hub id")
+    parser.add_argument("--query-model", help="dense, DPR-style: separate question encoder")
+    parser.add_argument("--index", help="saved index folder: loaded if present, else built there")
+    parser.add_argument("--index-type", default="flat", choices=["flat", "ivf", "hnsw"])
+    parser.add_argument("--k", type=int, default=100, help="documents per query")
+    parser.add_argument("--out", required=True, help="predictions file (JSON lines)")
+    parser.set_defaults(run=_retrieve)
+
+
+def _add_evaluate(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
+    parser.add_argument("--config", required=True, help="e.g. human_qa, nonhuman_fc")
+    parser.add_argument("--predictions", required=True, help="predictions file (JSON lines)")
+    parser.add_argument(
+        "--k", type=int, action="append", help="accuracy@k cut-offs (repeat; default 1 and 20)"
+    )
+    parser.add_argument("--out", required=True, help="report folder")
+    parser.add_argument(
+        "--allow-missing", action="store_true", help="score queries without a prediction as empty"
+    )
+    parser.add_argument("--metric", help="entity_confusion module folder (default: metrics/)")
+    parser.set_defaults(run=_evaluate)
+
+
+def _retrieve(args) -> None:
+    from namesake.amber.retrieve import open_retriever, retrieve_config
+
+    options = {}
+    if args.retriever == "dense":
+        options = {"index": args.index_type, "query_model": args.query_model}
+        if args.model:
+            options["model"] = args.model
+    retriever = open_retriever(args.retriever, args.corpus, args.index, **options)
+    count = retrieve_config(retriever, args.dataset, args.config, args.k, args.out)
+    print(f"Wrote {count} predictions to {args.out}")
+
+
+def _evaluate(args) -> None:
+    from namesake.amber.evaluation import load_metric
+    from namesake.amber.report import evaluate_run, results_table
+
+    k_values = args.k or [1, 20]
+    metrics = evaluate_run(
+        args.dataset,
+        args.config,
+        args.predictions,
+        args.out,
+        k_values,
+        load_metric(args.metric),
+        allow_missing=args.allow_missing,
+    )
+    print(results_table([({"Config": args.config}, metrics)], k_values))
+    print(f"Report: {args.out}/report.md, metrics.json, popularity_gap.png")
+
+
+def _amber_compare(args) -> None:
+    from namesake.amber.compare import compare_retrievers
+
+    table = compare_retrievers(
+        args.corpus,
+        args.dataset,
+        args.out,
+        retrievers=tuple(args.retriever or ("bm25", "dense")),
+        collections=tuple(c.strip() for c in args.collections.split(",") if c.strip()),
+        k=args.k,
+        metric_path=args.metric,
+    )
+    print(table)
+    print(f"Predictions, per-run reports and plots: {args.out}")
 
 
 def _amber_build(args) -> None:

@@ -193,3 +193,39 @@ def atomic_directory(target: str | os.PathLike) -> Iterator[Path]:
     staging.rename(target)
     if previous is not None:
         shutil.rmtree(previous, ignore_errors=True)
+
+
+@contextlib.contextmanager
+def atomic_file(target: str | os.PathLike, mode: str = "wb") -> Iterator:
+    """Yields a file open for writing that replaces `target` only if the block succeeds."""
+    target = Path(target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    fd, staging = tempfile.mkstemp(prefix=f".{target.name}.partial-", dir=target.parent)
+    try:
+        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
+            yield f
+        os.replace(staging, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.unlink(staging)
+        raise
+
+
+def iter_json_lines(path: str | os.PathLike, decoder) -> Iterator[tuple[int, object]]:
+    """Yields (line number, decoded record) for each non-blank line of a JSON-lines file.
+
+    `decoder` is a typed ``msgspec.json.Decoder``; a line it rejects raises BadInputError
+    naming the file and line (strict: these files are small enough to be fixed and re-run).
+    """
+    import msgspec
+
+    for first_line, block in iter_line_blocks(path):
+        for line_no, line in enumerate(block.splitlines(), first_line):
+            if not line.strip():
+                continue
+            try:
+                yield line_no, decoder.decode(line)
+            except msgspec.ValidationError as exc:
+                raise BadInputError(path, line_no, f"missing or malformed field: {exc}") from None
+            except msgspec.DecodeError as exc:
+                raise BadInputError(path, line_no, f"invalid JSON: {exc}") from None

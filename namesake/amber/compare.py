@@ -1,0 +1,57 @@
+"""Every retriever on every AmbER config: one combined table, as in the paper's Tables 5-6."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from namesake.amber.evaluation import load_metric
+from namesake.amber.instances import TASKS
+from namesake.amber.reference import COLLECTIONS
+from namesake.amber.report import evaluate_run, results_table
+from namesake.amber.retrieve import open_retriever, retrieve_config
+from namesake.io import atomic_file
+
+DISPLAY = {"human": "AmbER-H", "nonhuman": "AmbER-N"}
+
+
+def compare_retrievers(
+    corpus: str | os.PathLike,
+    dataset: str,
+    out: str | os.PathLike,
+    retrievers: tuple[str, ...] = ("bm25", "dense"),
+    collections: tuple[str, ...] = COLLECTIONS,
+    k: int = 100,
+    k_values: tuple[int, ...] = (1, 20),
+    metric_path: str | os.PathLike | None = None,
+) -> str:
+    """Runs and scores every (retriever, collection, task); writes and returns the table.
+
+    Predictions go to ``out/predictions/``, one report per run to ``out/reports/``, and the
+    combined table to ``out/results.md``.
+    """
+    out = Path(out)
+    metric = load_metric(metric_path)
+    rows = []
+    for kind in retrievers:
+        retriever = open_retriever(kind, corpus)
+        for collection in collections:
+            for task in TASKS:
+                config = f"{collection}_{task}"
+                predictions = out / "predictions" / f"{kind}-{config}.jsonl"
+                retrieve_config(retriever, dataset, config, k, predictions)
+                metrics = evaluate_run(
+                    dataset,
+                    config,
+                    predictions,
+                    out / "reports" / f"{kind}-{config}",
+                    list(k_values),
+                    metric,
+                )
+                label = {"Retriever": kind, "Collection": DISPLAY[collection], "Task": task.upper()}
+                rows.append((label, metrics))
+    table = results_table(rows, list(k_values))
+    with atomic_file(out / "results.md", "w") as f:
+        f.write(f"# AmbER retrieval results\n\nk = {k} retrieved documents per query.\n\n")
+        f.write(table + "\n")
+    return table

@@ -1,0 +1,105 @@
+"""Documents of a KILT knowledge source and their 100-word passages.
+
+A KILT knowledge source is JSON lines, one Wikipedia page per line, with ``wikipedia_id``,
+``wikipedia_title`` and ``text``, a list of paragraphs whose first one is the page title.
+Pages are streamed: nothing holds more than one block of lines at a time.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+
+import msgspec
+from msgspec import Struct
+
+from namesake.io import iter_json_lines
+
+PASSAGE_WORDS = 100  # DPR's passage length, in whitespace-separated words
+
+
+@dataclass
+class Document:
+    """A page: its KILT id, title, and text with paragraphs joined by single spaces."""
+
+    wikipedia_id: str
+    title: str
+    text: str
+
+
+@dataclass
+class Passage:
+    """A window of consecutive words of one document's text (the raw words, no title)."""
+
+    wikipedia_id: str
+    title: str
+    text: str
+
+
+class _KiltDocument(Struct):
+    """The fields of a KILT page that retrieval reads; msgspec skips the others."""
+
+    wikipedia_id: str | int
+    wikipedia_title: str
+    text: list[str]
+
+
+_DOCUMENT = msgspec.json.Decoder(_KiltDocument)
+
+
+def _document(page: _KiltDocument) -> Document:
+    paragraphs = page.text
+    # KILT repeats the title as the first paragraph; the title is kept apart, so drop it.
+    if paragraphs and paragraphs[0].strip() == page.wikipedia_title.strip():
+        paragraphs = paragraphs[1:]
+    text = " ".join(" ".join(paragraphs).split())
+    return Document(str(page.wikipedia_id), page.wikipedia_title, text)
+
+
+def read_kilt_documents(path: str | os.PathLike) -> Iterator[Document]:
+    """Streams the pages of a KILT knowledge source (bz2, gzip or plain JSON lines).
+
+    Blank lines are skipped; any other line that is not a JSON object with a string or
+    integer ``wikipedia_id``, a string ``wikipedia_title`` and a list of strings ``text``
+    raises :class:`BadInputError` naming the file and line.
+    """
+    for _, page in iter_json_lines(path, _DOCUMENT):
+        yield _document(page)
+
+
+def split_passages(documents: Iterable[Document], words: int = PASSAGE_WORDS) -> Iterator[Passage]:
+    """Splits each document's text into consecutive windows of `words` words (DPR).
+
+    Windows do not overlap; the last one of a document holds the remaining words, so it may
+    be shorter. A document with empty text yields one empty passage, so that its title can
+    still be retrieved. Words are whitespace-separated and re-joined with single spaces.
+    ``Passage.text`` is the raw window: the dense retriever adds the title to the encoder
+    input itself (see ``namesake.retrieval.dense.passage_input``).
+    """
+    if words < 1:
+        raise ValueError(f"words must be at least 1, got {words}")
+    for document in documents:
+        tokens = document.text.split()
+        if not tokens:
+            yield Passage(document.wikipedia_id, document.title, "")
+            continue
+        for start in range(0, len(tokens), words):
+            window = " ".join(tokens[start : start + words])
+            yield Passage(document.wikipedia_id, document.title, window)
+
+
+def write_ids(path: str | os.PathLike, ids: Iterable[str]) -> None:
+    """Writes string ids to an Arrow IPC file, one row per id, in order."""
+    import pyarrow as pa
+    import pyarrow.feather as feather
+
+    table = pa.table({"wikipedia_id": pa.array(list(ids), type=pa.large_string())})
+    feather.write_feather(table, str(path), compression="uncompressed")
+
+
+def read_ids(path: str | os.PathLike) -> list[str]:
+    """Reads the ids :func:`write_ids` wrote."""
+    import pyarrow.feather as feather
+
+    return feather.read_table(str(path), columns=["wikipedia_id"]).column(0).to_pylist()
