@@ -11,7 +11,6 @@ document ids in index order (``document_ids.arrow``) and ``retriever.json``.
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Iterable
 from pathlib import Path
@@ -22,31 +21,17 @@ import Stemmer
 from bm25s.tokenization import Tokenizer
 from tqdm.auto import tqdm
 
-from namesake.io import BadInputError, atomic_directory
-from namesake.retrieval.corpus import Document, read_ids, write_ids
+from namesake.io import atomic_directory
+from namesake.retrieval.corpus import Document
+from namesake.retrieval.storage import read_index_files, write_index_files
 
 KIND = "bm25"
-FORMAT_VERSION = 1
 STEMMER_LANGUAGE = "english"
 STOPWORDS = "en"
-_SETTINGS = "retriever.json"
-_IDS = "document_ids.arrow"
 
 
 def _tokenizer() -> Tokenizer:
     return Tokenizer(stopwords=STOPWORDS, stemmer=Stemmer.Stemmer(STEMMER_LANGUAGE))
-
-
-def _read_settings(path: Path, kind: str) -> dict:
-    try:
-        settings = json.loads((path / _SETTINGS).read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BadInputError(path, None, f"not a retriever index (no {_SETTINGS})") from None
-    if settings.get("kind") != kind:
-        raise BadInputError(path, None, f"a {settings.get('kind')!r} index, not {kind!r}")
-    if settings.get("format_version") != FORMAT_VERSION:
-        raise BadInputError(path, None, f"unknown index format {settings.get('format_version')}")
-    return settings
 
 
 class BM25Retriever:
@@ -126,24 +111,21 @@ class BM25Retriever:
             self.model.save(str(staging), show_progress=False)
             self.tokenizer.save_vocab(str(staging))
             self.tokenizer.save_stopwords(str(staging))
-            write_ids(staging / _IDS, self.document_ids)
             settings = {
-                "kind": KIND,
-                "format_version": FORMAT_VERSION,
                 "num_documents": len(self.document_ids),
                 "stemmer": STEMMER_LANGUAGE,
                 "stopwords": STOPWORDS,
                 "bm25s_version": bm25s.__version__,
             }
-            (staging / _SETTINGS).write_text(json.dumps(settings, indent=2) + "\n")
+            write_index_files(staging, KIND, settings, self.document_ids)
 
     @classmethod
     def load(cls, path: str | os.PathLike, mmap: bool = False) -> BM25Retriever:
         """Reads an index :meth:`save` wrote; `mmap` maps the score arrays instead."""
         path = Path(path)
-        _read_settings(path, KIND)
+        _, document_ids = read_index_files(path, KIND)
         model = bm25s.BM25.load(str(path), mmap=mmap, show_progress=False)
         tokenizer = _tokenizer()
         tokenizer.load_vocab(str(path))
         tokenizer.load_stopwords(str(path))
-        return cls(model, tokenizer, read_ids(path / _IDS))
+        return cls(model, tokenizer, document_ids)

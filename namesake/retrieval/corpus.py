@@ -87,19 +87,3 @@ def split_passages(documents: Iterable[Document], words: int = PASSAGE_WORDS) ->
         for start in range(0, len(tokens), words):
             window = " ".join(tokens[start : start + words])
             yield Passage(document.wikipedia_id, document.title, window)
-
-
-def write_ids(path: str | os.PathLike, ids: Iterable[str]) -> None:
-    """Writes string ids to an Arrow IPC file, one row per id, in order."""
-    import pyarrow as pa
-    import pyarrow.feather as feather
-
-    table = pa.table({"wikipedia_id": pa.array(list(ids), type=pa.large_string())})
-    feather.write_feather(table, str(path), compression="uncompressed")
-
-
-def read_ids(path: str | os.PathLike) -> list[str]:
-    """Reads the ids :func:`write_ids` wrote."""
-    import pyarrow.feather as feather
-
-    return feather.read_table(str(path), columns=["wikipedia_id"]).column(0).to_pylist()

