@@ -22,6 +22,13 @@ demo:
 	$(BIN)/python dataset_scripts/amber/build.py --out $(DEMO_OUT)/amber --jsonl-dir $(DEMO_OUT)/amber_jsonl
 	$(BIN)/namesake amber compare --corpus dataset_scripts/amber/sample/kilt_knowledgesource-sample.json \
 		--dataset $(DEMO_OUT)/amber --out $(DEMO_OUT)/retrieval
+	# WES from the real 206-page Wikipedia excerpt; --all-targets keeps links to pages outside it.
+	$(BIN)/python dataset_scripts/wes/build.py --out $(DEMO_OUT)/wes --all-targets
+	$(BIN)/python training/train_wes_cross_encoder.py --dataset $(DEMO_OUT)/wes \
+		--config 2016thresh2pairs --output_dir $(DEMO_OUT)/wes_cross_encoder --epochs 1
+	$(BIN)/namesake wes score --model $(DEMO_OUT)/wes_cross_encoder \
+		--answer "NYC" "New York City" --answer "U.S." "United States" \
+		--answer "the Big Apple" "New York City" --answer "Paris" "London"
 
 lint:
 	$(BIN)/ruff check .

@@ -16,6 +16,7 @@ def main(argv: list[str] | None = None) -> None:
     _add_amber(groups.add_parser("amber", help="build, inspect and publish the AmbER benchmark"))
     _add_retrieve(groups.add_parser("retrieve", help="answer AmbER queries with a retriever"))
     _add_evaluate(groups.add_parser("evaluate", help="score AmbER predictions, with a report"))
+    _add_wes(groups.add_parser("wes", help="mine WES entity synonyms from a Wikipedia dump"))
     args = parser.parse_args(argv)
     try:
         args.run(args)
@@ -107,6 +108,121 @@ def _add_evaluate(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(run=_evaluate)
 
 
+def _add_wes(parser: argparse.ArgumentParser) -> None:
+    commands = parser.add_subparsers(dest="command", required=True)
+    build = commands.add_parser(
+        "build",
+        help="mine WES (link-text synonyms, pairs with negatives) from a pages-articles dump",
+    )
+    build.add_argument(
+        "--dump",
+        required=True,
+        nargs="+",
+        help="pages-articles XML dump(s), bz2 (multistream split over workers) or plain; "
+        "glob patterns allowed, e.g. 'enwiki-*-pages-articles*.xml.bz2'",
+    )
+    build.add_argument("--out", required=True, help="output Hub dataset folder")
+    build.add_argument(
+        "--thresholds",
+        default="5,10,20",
+        help="minimum distinct linking articles, one corpus per value (default: 5,10,20)",
+    )
+    build.add_argument(
+        "--year", type=int, help="config name prefix (default: the year in the dump's file name)"
+    )
+    build.add_argument("--seed", type=int, default=0, help="negatives and splits (default: 0)")
+    build.add_argument(
+        "--workers", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)"
+    )
+    build.add_argument(
+        "--dictionary-filter",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="drop link texts that are dictionary words when the title is not (default: on)",
+    )
+    build.add_argument(
+        "--hard-negatives",
+        choices=["lexical"],
+        help="lexical: the other article's link text sharing most tokens with the title",
+    )
+    build.add_argument(
+        "--redirects",
+        action="store_true",
+        help="follow redirects: links to a redirect count for its target, redirect titles "
+        "become synonyms of it",
+    )
+    build.add_argument(
+        "--all-targets",
+        action="store_true",
+        help="keep links to pages missing from the dump (for excerpts; default: existing "
+        "articles only)",
+    )
+    build.add_argument("--strict", action="store_true", help="fail on the first bad page")
+    build.set_defaults(run=_wes_build)
+
+    score = commands.add_parser(
+        "score", help="score QA answers against references with the wes_similarity metric"
+    )
+    score.add_argument(
+        "--answer",
+        nargs="+",
+        action="append",
+        required=True,
+        metavar="TEXT",
+        help="a prediction followed by its reference answers (repeat for more examples)",
+    )
+    score.add_argument("--model", help="cross-encoder or bi-encoder (default: the metric's)")
+    score.add_argument("--threshold", type=float, default=0.5)
+    score.add_argument("--metric", help="wes_similarity module folder (default: metrics/)")
+    score.set_defaults(run=_wes_score)
+
+
+def _wes_build(args) -> None:
+    from namesake.wes.build import build_wes, threshold_list
+    from namesake.wes.dataset import statistics_table
+
+    report = build_wes(
+        args.dump,
+        args.out,
+        thresholds=threshold_list(args.thresholds),
+        year=args.year,
+        seed=args.seed,
+        workers=args.workers,
+        dictionary=args.dictionary_filter,
+        hard_negatives=args.hard_negatives,
+        redirects=args.redirects,
+        all_targets=args.all_targets,
+        strict=args.strict,
+    )
+    print("\n".join(report.lines()))
+    print(statistics_table(report.statistics))
+    print(f"Wrote {args.out}: configs {', '.join(report.configs)}")
+
+
+def _wes_score(args) -> None:
+    from namesake.metrics import load_metric
+
+    if any(len(answer) < 2 for answer in args.answer):
+        raise NamesakeError("each --answer needs a prediction and at least one reference")
+    predictions = [answer[0] for answer in args.answer]
+    references = [answer[1:] for answer in args.answer]
+    result = load_metric("wes_similarity", args.metric).compute(
+        predictions=predictions,
+        references=references,
+        model_name_or_path=args.model,
+        threshold=args.threshold,
+    )
+    print(f"Scorer: {result['scorer']} ({result['model']})")
+    print("| Prediction | References | WES score | Same? |\n|---|---|---:|---|")
+    for prediction, refs, score in zip(predictions, references, result["scores"], strict=True):
+        same = "yes" if score >= args.threshold else "no"
+        print(f"| {prediction} | {' / '.join(refs)} | {score:.3f} | {same} |")
+    print(
+        f"Mean WES score {result['score']:.3f}, accuracy {result['accuracy']:.2f}; "
+        f"exact match {result['exact_match']:.1f}, token F1 {result['f1']:.1f} (SQuAD, 0-100)"
+    )
+
+
 def _retrieve(args) -> None:
     from namesake.amber.retrieve import open_retriever, retrieve_config
 
@@ -121,8 +237,8 @@ def _retrieve(args) -> None:
 
 
 def _evaluate(args) -> None:
-    from namesake.amber.evaluation import load_metric
     from namesake.amber.report import evaluate_run, results_table
+    from namesake.metrics import load_metric
 
     k_values = args.k or [1, 20]
     metrics = evaluate_run(
@@ -131,7 +247,7 @@ def _evaluate(args) -> None:
         args.predictions,
         args.out,
         k_values,
-        load_metric(args.metric),
+        load_metric("entity_confusion", args.metric),
         allow_missing=args.allow_missing,
     )
     print(results_table([({"Config": args.config}, metrics)], k_values))

@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from namesake.amber.evaluation import load_metric
 from namesake.amber.instances import TASKS
 from namesake.amber.reference import COLLECTIONS
 from namesake.amber.report import evaluate_run, results_table
 from namesake.amber.retrieve import open_retriever, retrieve_config
 from namesake.io import atomic_file
+from namesake.metrics import load_metric
 
 DISPLAY = {"human": "AmbER-H", "nonhuman": "AmbER-N"}
 
@@ -31,7 +31,7 @@ def compare_retrievers(
     combined table to ``out/results.md``.
     """
     out = Path(out)
-    metric = load_metric(metric_path)
+    metric = load_metric("entity_confusion", metric_path)
     rows = []
     for kind in retrievers:
         retriever = open_retriever(kind, corpus)

@@ -11,24 +11,13 @@ from __future__ import annotations
 import math
 from collections import defaultdict
 from dataclasses import dataclass
-from pathlib import Path
 
-import evaluate
 from datasets import Dataset, load_dataset
 
 from namesake.io import NamesakeError
 
-METRIC_DIR = Path(__file__).resolve().parents[2] / "metrics" / "entity_confusion"
 # 20%-wide bins of (p_head - p_tail) / p_tail, everything above 100% in the last one.
 GAP_BINS = ((0, 20), (20, 40), (40, 60), (60, 80), (80, 100), (100, math.inf))
-
-
-def load_metric(path: str | Path | None = None):
-    """The entity_confusion module: ``path``, else the checkout's ``metrics/`` folder."""
-    location = Path(path) if path else METRIC_DIR
-    if not (location / "entity_confusion.py").is_file():
-        raise NamesakeError(f"{location}: no entity_confusion.py (pass --metric PATH)")
-    return evaluate.load(str(location))
 
 
 def load_amber(dataset: str, config: str) -> tuple[Dataset, Dataset]:

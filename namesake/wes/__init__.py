@@ -1,0 +1,1 @@
+"""WES: mining Wiki Entity Similarity (entity names from link texts) out of Wikipedia dumps."""

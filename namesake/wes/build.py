@@ -1,0 +1,236 @@
+"""The WES build: a pages-articles dump in, a Hub dataset folder with one corpus and one
+pairs config per incoming-link threshold out. Each stage lives in the module named after
+it (`mining`, `pairs`, `dataset`); this file only wires them."""
+
+from __future__ import annotations
+
+import os
+import re
+import sys
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pyarrow as pa
+
+from namesake.io import InputProblems, NamesakeError, atomic_directory
+from namesake.wes.dataset import (
+    corpus_config,
+    corpus_table,
+    dataset_card,
+    pairs_config,
+    statistics,
+    write_configs,
+)
+from namesake.wes.mining import expand_dumps, mine_dumps
+from namesake.wes.pairs import (
+    HARD_NEGATIVES,
+    DictionaryWords,
+    add_pairs,
+    dictionary_filter,
+    pair_splits,
+    redirect_synonyms,
+    resolve_targets,
+    source_counts,
+    threshold_corpus,
+)
+
+DEFAULT_THRESHOLDS = (5, 10, 20)
+DUMP_DATE = re.compile(
+    r"(?<![0-9])((?:19|20)[0-9]{2})(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])(?![0-9])"
+)
+
+
+@dataclass
+class WesReport:
+    """What a build did: counts per stage, statistics per threshold, skipped input, timings."""
+
+    year: int = 0
+    counts: dict[str, int] = field(default_factory=dict)
+    seconds: dict[str, float] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+    statistics: dict[int, dict] = field(default_factory=dict)
+    configs: list[str] = field(default_factory=list)
+
+    def lines(self) -> list[str]:
+        lines = [f"{key}: {value:,}" for key, value in self.counts.items()]
+        lines += [f"time {stage}: {s:.1f}s" for stage, s in self.seconds.items()]
+        return lines + self.problems
+
+
+def dump_year(paths: Sequence[str | os.PathLike]) -> int | None:
+    """The year of the dump's date in its file name (`enwiki-20181220-pages-...` -> 2018),
+    or None when no name carries a date."""
+    for path in paths:
+        match = DUMP_DATE.search(Path(path).name)
+        if match:
+            return int(match.group(1))
+    return None
+
+
+def build_wes(
+    dump: str | os.PathLike | Sequence[str | os.PathLike],
+    out: str | os.PathLike,
+    thresholds: Sequence[int] = DEFAULT_THRESHOLDS,
+    year: int | None = None,
+    seed: int = 0,
+    workers: int = 1,
+    dictionary: bool = True,
+    hard_negatives: str | None = None,
+    redirects: bool = False,
+    all_targets: bool = False,
+    strict: bool = False,
+    words: DictionaryWords | None = None,
+) -> WesReport:
+    """Mines WES from the dump file(s) (paths or glob patterns) into the folder `out`, which
+    appears atomically, or not at all. `words` replaces the default dictionary (tests)."""
+    thresholds = sorted(set(int(t) for t in thresholds))
+    if not thresholds or thresholds[0] < 1:
+        raise NamesakeError(f"thresholds must be positive integers, got {thresholds}")
+    if hard_negatives is not None and hard_negatives not in HARD_NEGATIVES:
+        raise NamesakeError(f"--hard-negatives: choose from {', '.join(HARD_NEGATIVES)}")
+    paths = expand_dumps(dump)
+    year = year if year is not None else dump_year(paths)
+    if year is None:
+        names = ", ".join(p.name for p in paths)
+        raise NamesakeError(f"no dump date in the file name ({names}): give --year")
+    report = WesReport(year=year)
+    problems = InputProblems(strict)
+    clock = time.perf_counter()
+
+    def lap(stage: str):
+        nonlocal clock
+        now = time.perf_counter()
+        report.seconds[stage] = now - clock
+        clock = now
+
+    mined = mine_dumps(paths, workers, problems)
+    report.counts["main-namespace pages"] = mined.pages.num_rows
+    report.counts["redirect pages (no links)"] = mined.redirect_pages
+    report.counts["links after the '#', ':', '(' filters (distinct per page)"] = (
+        mined.links.num_rows
+    )
+    lap("mining")
+
+    links, resolved = resolve_targets(mined.links, mined.pages, redirects, all_targets)
+    for key, value in resolved.items():
+        if key != "links":
+            report.counts[key] = value
+    counts = source_counts(links)
+    words = words if words is not None or not dictionary else DictionaryWords()
+    lap("targets and incoming links")
+
+    configs: dict[str, dict[str, pa.Table]] = {}
+    for threshold in thresholds:
+        corpus = threshold_corpus(links, counts, threshold)
+        dropped = {}
+        if redirects and corpus.num_rows:
+            synonyms = redirect_synonyms(mined.pages, corpus["article"])
+            before = corpus.num_rows
+            corpus = add_pairs(corpus, synonyms)
+            dropped["redirect titles added"] = corpus.num_rows - before
+        if dictionary and corpus.num_rows:
+            corpus, dropped["dictionary-word link texts"] = dictionary_filter(corpus, words)
+        prefix = f"threshold {threshold}"
+        if not corpus.num_rows:  # an empty Parquet config would not load; say so instead
+            report.problems.append(f"{prefix}: no article left; no config written")
+            continue
+        splits, short = pair_splits(corpus, seed, hard_negatives)
+        dropped["positives without a distinct negative"] = short
+        report.statistics[threshold] = statistics(corpus, splits, dropped)
+        report.counts[f"{prefix}: articles"] = report.statistics[threshold]["articles"]
+        report.counts[f"{prefix}: corpus pairs"] = corpus.num_rows
+        for key, value in dropped.items():
+            report.counts[f"{prefix}: {key}"] = value
+        configs[corpus_config(year, threshold)] = {"train": corpus_table(corpus)}
+        if not any(t.num_rows for t in splits.values()):
+            report.problems.append(f"{prefix}: no negative pair possible; no pairs config")
+            continue
+        for split, table in splits.items():
+            report.counts[f"{prefix}: pairs {split}"] = table.num_rows
+            if not table.num_rows:
+                report.problems.append(f"{prefix}: empty {split} split, left out of the pairs")
+        configs[pairs_config(year, threshold)] = splits
+    lap("corpora, negatives, splits")
+
+    report.problems += problems.summary()
+    if not configs:
+        raise NamesakeError(
+            "no article passed the threshold, nothing written: " + "; ".join(report.lines())
+        )
+    report.configs = list(configs)
+    filters = _filters(dictionary, hard_negatives, redirects, all_targets, seed)
+    notes = [f"{key}: {value:,}" for key, value in report.counts.items()] + report.problems
+    with atomic_directory(out) as staging:
+        write_configs(staging, configs)
+        card = dataset_card(
+            year,
+            configs,
+            report.statistics,
+            {"dump": ", ".join(p.name for p in paths)},
+            filters,
+            notes,
+        )
+        (staging / "README.md").write_text(card, encoding="utf-8")
+    lap("writing")
+    if problems.total():
+        print(
+            f"Skipped {problems.total():,} bad page(s); --strict stops at the first.",
+            file=sys.stderr,
+        )
+    return report
+
+
+def _filters(
+    dictionary: bool, hard: str | None, redirects: bool, all_targets: bool, seed: int
+) -> list[str]:
+    lines = [
+        "dictionary-word filter: "
+        + (
+            "on. A pair is dropped when its link text is a common English word and the "
+            "article title is not one: the text is a single spaCy token (model "
+            "`en_core_web_sm`) whose lemma, lower-cased, is a lower-case entry of the "
+            "`english-words` web2 list (the list of NLTK's `words` corpus; its capitalised "
+            "entries are proper nouns and never match). Such texts ('here', 'album', "
+            "'capital') depend on their sentence to name the article."
+            if dictionary
+            else "off (`--no-dictionary-filter`)."
+        ),
+        "negatives: "
+        + (
+            "lexical (`--hard-negatives lexical`): the text of the other article that "
+            "shares most word tokens (lower-cased) with the title; ties broken at random."
+            if hard == "lexical"
+            else "a random link text of each sampled other article."
+        ),
+        "redirects: "
+        + (
+            "followed (`--redirects`): a link to a redirect page counts for its target "
+            "(one hop), and redirect titles (without '#', ':', '(') are added as synonyms "
+            "of their target (after the threshold, which counts linking articles only)."
+            if redirects
+            else "not followed: links to redirect pages are dropped and redirect titles are "
+            "not synonyms (the paper's choice)."
+        ),
+        "targets: "
+        + (
+            "all kept (`--all-targets`), including pages missing from the dump (for "
+            "excerpts of a dump; in a full dump these are red links)."
+            if all_targets
+            else "existing, non-redirect main-namespace articles of the dump only."
+        ),
+        f"seed: {seed} (negatives, positives kept where negatives run out, splits, row order).",
+    ]
+    return lines
+
+
+def threshold_list(text: str) -> list[int]:
+    """'5,10,20' -> [5, 10, 20], for the command line."""
+    try:
+        values = [int(part) for part in text.split(",") if part.strip()]
+    except ValueError:
+        raise NamesakeError(f"--thresholds: comma-separated integers, got {text!r}") from None
+    if not values or min(values) < 1:
+        raise NamesakeError(f"--thresholds: positive integers, got {text!r}")
+    return values

