@@ -12,6 +12,7 @@ import gzip
 import os
 import shutil
 import tempfile
+import time
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
 from multiprocessing import get_context
@@ -229,3 +230,16 @@ def iter_json_lines(path: str | os.PathLike, decoder) -> Iterator[tuple[int, obj
                 raise BadInputError(path, line_no, f"missing or malformed field: {exc}") from None
             except msgspec.DecodeError as exc:
                 raise BadInputError(path, line_no, f"invalid JSON: {exc}") from None
+
+
+class StageTimer:
+    """Writes the wall-clock seconds of each stage of a build into `seconds`, in order."""
+
+    def __init__(self, seconds: dict[str, float]):
+        self.seconds = seconds
+        self._last = time.perf_counter()
+
+    def lap(self, stage: str) -> None:
+        now = time.perf_counter()
+        self.seconds[stage] = now - self._last
+        self._last = now

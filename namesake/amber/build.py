@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import os
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -26,7 +25,7 @@ from namesake.amber.names import find_polysemous_names
 from namesake.amber.pageviews import read_pageviews
 from namesake.amber.reference import COLLECTIONS, PRACTICED_BY, USED_BY, load_collection
 from namesake.amber.relations import keep_distinguishing_relations
-from namesake.io import InputProblems, NamesakeError, atomic_directory
+from namesake.io import InputProblems, NamesakeError, StageTimer, atomic_directory
 
 
 @dataclass
@@ -59,13 +58,7 @@ def build_amber(
     report = BuildReport()
     problems = InputProblems(strict)
     loaded = [load_collection(name, reference_dir) for name in collections]
-    clock = time.perf_counter()
-
-    def lap(stage: str):
-        nonlocal clock
-        now = time.perf_counter()
-        report.seconds[stage] = now - clock
-        clock = now
+    lap = StageTimer(report.seconds).lap
 
     views = read_pageviews(pageviews, problems, threads=workers)
     report.counts["English pages with views"] = views.num_rows

@@ -7,14 +7,13 @@ from __future__ import annotations
 import os
 import re
 import sys
-import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
 
-from namesake.io import InputProblems, NamesakeError, atomic_directory
+from namesake.io import InputProblems, NamesakeError, StageTimer, atomic_directory
 from namesake.wes.dataset import (
     corpus_config,
     corpus_table,
@@ -97,13 +96,7 @@ def build_wes(
         raise NamesakeError(f"no dump date in the file name ({names}): give --year")
     report = WesReport(year=year)
     problems = InputProblems(strict)
-    clock = time.perf_counter()
-
-    def lap(stage: str):
-        nonlocal clock
-        now = time.perf_counter()
-        report.seconds[stage] = now - clock
-        clock = now
+    lap = StageTimer(report.seconds).lap
 
     mined = mine_dumps(paths, workers, problems)
     report.counts["main-namespace pages"] = mined.pages.num_rows
