@@ -80,10 +80,6 @@ def make_wes_folder(root: Path) -> Path:
     return root
 
 
-def make_tiny_bert(root: Path) -> Path:
-    return save_tiny_bert(root)
-
-
 @pytest.fixture(scope="module")
 def script():
     spec = importlib.util.spec_from_file_location("train_wes_cross_encoder", SCRIPT)
@@ -97,7 +93,7 @@ def trained(tmp_path_factory, script):
     """One tiny training run: (output folder, the returned metrics)."""
     tmp = tmp_path_factory.mktemp("wes_train")
     data = make_wes_folder(tmp / "wes")
-    model = make_tiny_bert(tmp / "tiny-bert")
+    model = save_tiny_bert(tmp / "tiny-bert")
     out = tmp / "out" / "wes-cross-encoder"
     metrics = script.main(
         [
