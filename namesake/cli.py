@@ -16,8 +16,19 @@ def main(argv: list[str] | None = None) -> None:
     _add_amber(groups.add_parser("amber", help="build, inspect and publish the AmbER benchmark"))
     _add_retrieve(groups.add_parser("retrieve", help="answer AmbER queries with a retriever"))
     _add_evaluate(groups.add_parser("evaluate", help="score AmbER predictions, with a report"))
+    _add_ecqg(groups.add_parser("ecqg", help="entity-conditioned question generation steps"))
+    report = groups.add_parser(
+        "attention-report",
+        add_help=False,
+        help="passage-encoder attention statistics (entropy, first sentence vs rest) per model",
+    )
+    report.set_defaults(run=_attention_report, delegated=True)
     _add_wes(groups.add_parser("wes", help="mine WES entity synonyms from a Wikipedia dump"))
-    args = parser.parse_args(argv)
+    # Some commands hand their own options to the module that defines them (`delegated`).
+    args, extra = parser.parse_known_args(argv)
+    if extra and not getattr(args, "delegated", False):
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    args.extra = extra
     try:
         args.run(args)
     except (NamesakeError, FileNotFoundError) as exc:
@@ -77,6 +88,57 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     compare.add_argument("--k", type=int, default=100, help="documents retrieved per query")
     compare.add_argument("--metric", help="entity_confusion module folder (default: metrics/)")
     compare.set_defaults(run=_amber_compare)
+
+
+def _add_ecqg(parser: argparse.ArgumentParser) -> None:
+    commands = parser.add_subparsers(dest="command", required=True)
+    passages = commands.add_parser(
+        "passages", help="100-word passages (title kept) from a KILT file or a Wikipedia dump"
+    )
+    source = passages.add_mutually_exclusive_group(required=True)
+    source.add_argument("--kilt", help="KILT knowledge source (JSON lines)")
+    source.add_argument("--wikipedia", help="pages-articles XML dump (bz2 or plain)")
+    passages.add_argument("--out", required=True, help="output Parquet")
+    passages.set_defaults(run=_ecqg_passages)
+
+    rank = commands.add_parser(
+        "rank-entities", add_help=False, help="NER, then entities ranked by encoder attention"
+    )
+    rank.set_defaults(run=_ecqg_rank, delegated=True)
+
+    warm = commands.add_parser(
+        "warm-start", help="a BERT2BERT question generator warm-started from an encoder"
+    )
+    warm.add_argument("--encoder", help="BERT-style encoder path or Hub id (default: bundled)")
+    warm.add_argument("--out", required=True)
+    warm.set_defaults(run=_ecqg_warm_start)
+
+
+def _ecqg_passages(args) -> None:
+    from namesake.ecqg.passages import passages_from_kilt, passages_from_wikipedia, write_passages
+
+    source = passages_from_kilt(args.kilt) if args.kilt else passages_from_wikipedia(args.wikipedia)
+    counts = write_passages(source, args.out)
+    print(f"Wrote {counts['passages']:,} passages to {args.out}")
+
+
+def _ecqg_rank(args) -> None:
+    from namesake.ecqg.attention import rank_main
+
+    rank_main(args.extra)
+
+
+def _attention_report(args) -> None:
+    from namesake.ecqg.attention import report_main
+
+    report_main(args.extra)
+
+
+def _ecqg_warm_start(args) -> None:
+    from namesake.ecqg.generation import warm_start_generator
+    from namesake.retrieval import DEFAULT_MODEL
+
+    print(f"Wrote {warm_start_generator(args.encoder or DEFAULT_MODEL, args.out)}")
 
 
 def _add_retrieve(parser: argparse.ArgumentParser) -> None:

