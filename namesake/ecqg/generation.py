@@ -13,15 +13,9 @@ text without the ``question: ... answer: ...`` shape.
 
 from __future__ import annotations
 
-import json
-import logging
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from pathlib import Path
-
-logger = logging.getLogger(__name__)
-
-REQUIRED_FIELDS = ("question", "answers", "positive_ctxs")
 
 # Special tokens of the usual seq2seq tokenizers (BART/RoBERTa, T5, BERT) left in decoded text.
 _SPECIAL_TOKENS = re.compile(r"<\s*/?\s*s\s*>|<pad>|<unk>|<mask>|\[(?:CLS|SEP|PAD|UNK|MASK)\]")
@@ -63,84 +57,6 @@ def parse_generation(text: str) -> tuple[str, str] | None:
     if not question or not answer:
         return None
     return question, answer
-
-
-class DPRFormatError(ValueError):
-    """A DPR file that is not JSON, or (with ``strict=True``) an item lacking a required field."""
-
-
-def _problem(index: int, item) -> str | None:
-    if not isinstance(item, dict):
-        return f"item {index}: not a JSON object ({type(item).__name__})"
-    missing = [f for f in REQUIRED_FIELDS if f not in item]
-    if missing:
-        return f"item {index}: missing field(s) {', '.join(missing)}"
-    if not isinstance(item["question"], str) or not item["question"].strip():
-        return f"item {index}: empty question"
-    answers = item["answers"]
-    if not isinstance(answers, list) or not any(isinstance(a, str) and a.strip() for a in answers):
-        return f"item {index}: no answer"
-    ctxs = item["positive_ctxs"]
-    if (
-        not isinstance(ctxs, list)
-        or not ctxs
-        or not isinstance(ctxs[0], dict)
-        or not str(ctxs[0].get("text") or "").strip()
-    ):
-        return f"item {index}: no positive_ctxs with a text"
-    return None
-
-
-def _load_items(path: Path) -> Iterator[tuple[int, object]]:
-    text = path.read_text(encoding="utf-8")
-    stripped = text.lstrip()
-    if stripped.startswith("["):
-        try:
-            data = json.loads(text)
-        except json.JSONDecodeError as error:
-            raise DPRFormatError(f"{path}: not valid JSON ({error})") from error
-        yield from enumerate(data)
-        return
-    for index, line in enumerate(x for x in text.splitlines() if x.strip()):
-        try:
-            yield index, json.loads(line)
-        except json.JSONDecodeError as error:
-            yield index, _BadLine(str(error))
-
-
-class _BadLine:
-    def __init__(self, error: str):
-        self.error = error
-
-
-def read_dpr_training(path, strict: bool = False, stats: dict | None = None) -> Iterator[dict]:
-    """Items of a DPR-format training file (a JSON list, or JSON lines), checked.
-
-    Items lacking ``question``, ``answers`` or ``positive_ctxs`` (or with them empty) are logged
-    with their index, counted in ``stats["skipped"]`` (with messages in ``stats["problems"]``) and
-    skipped; with ``strict=True`` the first one raises :class:`DPRFormatError`.
-    """
-    path = Path(path)
-    if stats is None:
-        stats = {}
-    stats.setdefault("read", 0)
-    stats.setdefault("skipped", 0)
-    stats.setdefault("problems", [])
-    for index, item in _load_items(path):
-        if isinstance(item, _BadLine):
-            problem = f"item {index}: invalid JSON ({item.error})"
-        else:
-            problem = _problem(index, item)
-        if problem is not None:
-            message = f"{path}: {problem}"
-            if strict:
-                raise DPRFormatError(message)
-            logger.warning("skipping %s", message)
-            stats["skipped"] += 1
-            stats["problems"].append(message)
-            continue
-        stats["read"] += 1
-        yield item
 
 
 def conditioning_entity(question: str, passage: str, nlp) -> str | None:
@@ -194,15 +110,21 @@ def training_examples(
         raise ValueError("conditioned training examples need a spaCy pipeline (nlp)")
     examples, skipped = [], 0
     for record in records:
-        if _problem(0, record) is not None:
-            skipped += 1
+        answers = record.get("answers") or []
+        answer = next((a for a in answers if isinstance(a, str) and a.strip()), None)
+        contexts = record.get("positive_ctxs") or []
+        ctx = contexts[0] if isinstance(contexts[0] if contexts else None, dict) else {}
+        question = record.get("question")
+        if (
+            answer is None
+            or not isinstance(question, str)
+            or not str(ctx.get("text") or "").strip()
+        ):
+            skipped += 1  # read_dpr_file lets through items without an answer; QG needs one
             continue
-        ctx = record["positive_ctxs"][0]
         passage = _clean(ctx.get("text") or "")
         title = _clean(ctx.get("title") or "")
         full_passage = f"{title}. {passage}" if title else passage
-        answer = next(a for a in record["answers"] if isinstance(a, str) and a.strip())
-        question = record["question"]
         if conditioned:
             entity = conditioning_entity(question, full_passage, nlp)
             if entity is None:
