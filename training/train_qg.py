@@ -175,29 +175,7 @@ def save_atomically(output_dir: Path, write) -> None:
         tmp.rename(output_dir)
 
 
-MODEL_CARD = """---
-license: {license}
-{base_model_line}library_name: transformers
-pipeline_tag: text2text-generation
-tags:
-- question-generation
-- namesake
-- ecqg
----
-
-# {model_id}
-
-A question generator fine-tuned from {base_model_text} with `training/train_qg.py` of
-[namesake](https://github.com/) (issue 5: entity-conditioned question generation).
-
-- input: {input_format}
-- output: `question: <q> answer: <a>`
-
-Trained on `{train_file}`: {n_examples} examples ({no_entity} items without a conditioning entity
-and {malformed} malformed items skipped); {steps} optimizer steps, batch {batch_size} x
-{accumulation} accumulation, learning rate {learning_rate:g}, source length {max_source_length},
-target length {max_target_length}, seed {seed}. Final training loss {final_loss}.
-"""
+MODEL_CARD = Path(__file__).resolve().parent.parent / "model_cards" / "question_generator.md"
 
 
 def main(argv=None):
@@ -402,7 +380,7 @@ def main(argv=None):
             (tmp / "metrics.json").write_text(
                 json.dumps(metrics, indent=2) + "\n", encoding="utf-8"
             )
-            card = MODEL_CARD.format(
+            card = MODEL_CARD.read_text(encoding="utf-8").format(
                 license=args.license,
                 base_model_line="" if local_base else f"base_model: {args.model}\n",
                 base_model_text=f"`{args.model}`",
