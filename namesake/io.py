@@ -187,6 +187,7 @@ def atomic_directory(target: str | os.PathLike) -> Iterator[Path]:
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    _publish_permissions(staging)
     previous = None
     if target.exists():
         previous = target.with_name(f".{target.name}.old-{os.getpid()}")
@@ -194,6 +195,19 @@ def atomic_directory(target: str | os.PathLike) -> Iterator[Path]:
     staging.rename(target)
     if previous is not None:
         shutil.rmtree(previous, ignore_errors=True)
+
+
+def _publish_permissions(path: Path) -> None:
+    """mkdtemp/mkstemp make private entries; give them what a plain write would (umask)."""
+    umask = os.umask(0)
+    os.umask(umask)
+    if path.is_dir():
+        path.chmod(0o777 & ~umask)
+        for child in path.iterdir():
+            if child.is_file():
+                child.chmod(0o666 & ~umask)
+    else:
+        path.chmod(0o666 & ~umask)
 
 
 @contextlib.contextmanager
@@ -205,6 +219,7 @@ def atomic_file(target: str | os.PathLike, mode: str = "wb") -> Iterator:
     try:
         with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
             yield f
+        _publish_permissions(Path(staging))
         os.replace(staging, target)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

@@ -237,7 +237,7 @@ def test_train_qg_loss_decreases_and_reloads(trained):
     card = (out / "README.md").read_text()
     assert "entity: <e> passage: <p>" in card and "12 optimizer steps" in card
     assert "{" not in card  # every placeholder of model_cards/question_generator.md filled
-    assert not list(out.parent.glob(".qg.tmp-*"))
+    assert not list(out.parent.glob(".qg.partial-*"))
     model = AutoModelForSeq2SeqLM.from_pretrained(out)
     tokenizer = AutoTokenizer.from_pretrained(out)
     inputs = tokenizer(["entity: Alabama passage: Alabama is a state."], return_tensors="pt")
@@ -270,18 +270,15 @@ def test_train_qg_resumes_from_checkpoint(trained, train_file, tiny_bart, tmp_pa
 def test_train_qg_push_to_hub_only_when_asked(
     trained, train_file, tiny_bart, tmp_path, monkeypatch
 ):
+    from huggingface_hub import HfApi
+
     calls = []
-
-    class FakeApi:
-        def create_repo(self, repo_id, exist_ok):
-            calls.append(("create", repo_id))
-
-        def upload_folder(self, folder_path, repo_id):
-            calls.append(("upload", repo_id))
-
-    import huggingface_hub
-
-    monkeypatch.setattr(huggingface_hub, "HfApi", FakeApi)
+    monkeypatch.setattr(
+        HfApi, "create_repo", lambda self, repo_id, **k: calls.append(("create", repo_id))
+    )
+    monkeypatch.setattr(
+        HfApi, "upload_folder", lambda self, **k: calls.append(("upload", k["repo_id"]))
+    )
     load_script("train_qg").main(
         common_args(train_file, tiny_bart, tmp_path / "pushed")
         + ["--unconditioned", "--max_steps", "1", "--push_to_hub", "--hub_model_id", "me/qg"]

