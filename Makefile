@@ -21,7 +21,7 @@ test:
 demo:
 	$(BIN)/python dataset_scripts/amber/build.py --out $(DEMO_OUT)/amber --jsonl-dir $(DEMO_OUT)/amber_jsonl
 	$(BIN)/namesake amber compare --corpus dataset_scripts/amber/sample/kilt_knowledgesource-sample.json \
-		--dataset $(DEMO_OUT)/amber --out $(DEMO_OUT)/retrieval
+		--dataset $(DEMO_OUT)/amber --out $(DEMO_OUT)/retrieval --index-dir $(DEMO_OUT)/indexes
 	# WES from the real 206-page Wikipedia excerpt; --all-targets keeps links to pages outside it.
 	$(BIN)/python dataset_scripts/wes/build.py --out $(DEMO_OUT)/wes --all-targets
 	$(BIN)/python training/train_wes_cross_encoder.py --dataset $(DEMO_OUT)/wes \

@@ -87,6 +87,9 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     compare.add_argument("--collections", default="human,nonhuman")
     compare.add_argument("--k", type=int, default=100, help="documents retrieved per query")
     compare.add_argument("--metric", help="entity_confusion module folder (default: metrics/)")
+    compare.add_argument(
+        "--index-dir", help="keep the indexes in <index-dir>/bm25|dense (reused when present)"
+    )
     compare.set_defaults(run=_amber_compare)
 
 
@@ -327,6 +330,7 @@ def _amber_compare(args) -> None:
         collections=tuple(c.strip() for c in args.collections.split(",") if c.strip()),
         k=args.k,
         metric_path=args.metric,
+        index_dir=args.index_dir,
     )
     print(table)
     print(f"Predictions, per-run reports and plots: {args.out}")

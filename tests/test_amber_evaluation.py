@@ -220,3 +220,29 @@ def test_compare_prints_one_row_per_retriever_collection_and_task(sample_build, 
     assert "| dense | AmbER-N | FC |" in printed
     assert (tmp_path / "results.md").read_text().count("| bm25 |") == 6
     assert (tmp_path / "reports" / "dense-nonhuman_sf" / "popularity_gap.png").is_file()
+
+
+def test_compare_keeps_its_indexes_in_index_dir_and_reuses_them(sample_build, tmp_path, capsys):
+    out, _ = sample_build
+    argv = [
+        "amber",
+        "compare",
+        "--corpus",
+        str(SAMPLE_KILT),
+        "--dataset",
+        str(out / "dataset"),
+        "--retriever",
+        "bm25",
+        "--collections",
+        "human",
+        "--index-dir",
+        str(tmp_path / "indexes"),
+    ]
+    main([*argv, "--out", str(tmp_path / "first")])
+    settings = tmp_path / "indexes" / "bm25" / "retriever.json"
+    built = settings.stat().st_mtime_ns
+    main([*argv, "--out", str(tmp_path / "second")])
+    assert settings.stat().st_mtime_ns == built  # loaded, not rebuilt
+    first = (tmp_path / "first" / "results.md").read_text()
+    assert first == (tmp_path / "second" / "results.md").read_text()
+    assert first.count("| bm25 | AmbER-H |") == 3

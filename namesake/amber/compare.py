@@ -24,17 +24,20 @@ def compare_retrievers(
     k: int = 100,
     k_values: tuple[int, ...] = (1, 20),
     metric_path: str | os.PathLike | None = None,
+    index_dir: str | os.PathLike | None = None,
 ) -> str:
     """Runs and scores every (retriever, collection, task); writes and returns the table.
 
     Predictions go to ``out/predictions/``, one report per run to ``out/reports/``, and the
-    combined table to ``out/results.md``.
+    combined table to ``out/results.md``. With ``index_dir``, each retriever's index is
+    loaded from ``index_dir/<retriever>`` or, when missing, built there (the Space reads them).
     """
     out = Path(out)
     metric = load_metric("entity_confusion", metric_path)
     rows = []
     for kind in retrievers:
-        retriever = open_retriever(kind, corpus)
+        index = Path(index_dir, kind) if index_dir is not None else None
+        retriever = open_retriever(kind, corpus, index)
         for collection in collections:
             for task in TASKS:
                 config = f"{collection}_{task}"
