@@ -7,13 +7,13 @@ DEMO_OUT ?= demo_output
 export HF_HUB_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
 
-.PHONY: install test demo ecqg-demo lint bench bench-retrieval
+.PHONY: install test demo space ecqg-demo lint bench bench-retrieval
 
 install:
 	$(PYTHON) -m venv $(VENV)
 	# Pinned: this version has a local CPU wheel; anything else pulls GBs of CUDA packages.
 	$(BIN)/pip install torch==2.13.0
-	$(BIN)/pip install -e ".[dev]"
+	$(BIN)/pip install -e ".[space,dev]"
 
 test:
 	$(BIN)/python -m pytest -q
@@ -29,6 +29,10 @@ demo:
 	$(BIN)/namesake wes score --model $(DEMO_OUT)/wes_cross_encoder \
 		--answer "NYC" "New York City" --answer "U.S." "United States" \
 		--answer "the Big Apple" "New York City" --answer "Paris" "London"
+
+# The Space on what `make demo` built: http://127.0.0.1:7860
+space:
+	$(BIN)/python space_app/app.py --artifacts $(DEMO_OUT)
 
 # Entity-conditioned question generation end to end on the real Wikipedia excerpt, on CPU.
 # The generator is BERT2BERT warm-started from the bundled MiniLM (no BART weights offline),

@@ -33,3 +33,13 @@ def sample_build(tmp_path_factory):
         jsonl_dir=out / "jsonl",
     )
     return out, report
+
+
+@pytest.fixture(scope="session")
+def space_artifacts(sample_build, tmp_path_factory):
+    """An artifacts folder for the Space holding only the sample AmbER build: the app builds
+    its indexes and page store from the sample corpus on first start."""
+    out, _ = sample_build
+    folder = tmp_path_factory.mktemp("space_artifacts")
+    (folder / "amber").symlink_to(out / "dataset", target_is_directory=True)
+    return folder

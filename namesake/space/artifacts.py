@@ -1,0 +1,117 @@
+"""Where the Space finds what ``make demo`` built, and what it builds itself when missing.
+
+The artifacts folder (``demo_output/`` after ``make demo``) holds:
+
+- ``amber/``: the AmbER dataset (``namesake amber build``); ``dataset`` may name another
+  folder or a Hub id instead.
+- ``indexes/bm25/``, ``indexes/dense/``: retriever indexes (``namesake amber compare
+  --index-dir``), and ``indexes/documents.arrow``, the pages' titles and texts. Missing ones
+  are built from the KILT ``corpus`` on first start.
+- ``wes_cross_encoder/`` (optional): the WES cross-encoder that scores answers; without it
+  the ``wes_similarity`` metric uses its default model.
+- ``ecqg/mixed_dpr/passage_encoder/`` (optional, ``make ecqg-demo``): the passage encoder
+  whose attention is shown; without it, the dense retriever's model.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+import pyarrow as pa
+
+from namesake.amber.reference import COLLECTIONS
+from namesake.amber.retrieve import RETRIEVERS, open_retriever
+from namesake.io import NamesakeError
+from namesake.space.documents import DocumentStore
+
+DATASET_DIR = "amber"
+INDEX_DIR = "indexes"
+DOCUMENTS_FILE = "documents.arrow"
+WES_MODEL_DIR = "wes_cross_encoder"
+PASSAGE_ENCODER_DIR = Path("ecqg", "mixed_dpr", "passage_encoder")
+
+
+@dataclass
+class Artifacts:
+    """Everything the Space shows, loaded."""
+
+    folder: Path
+    queries: pa.Table  # every collection's queries, with a ``collection`` column
+    entities: pa.Table  # every collection's set members, with a ``collection`` column
+    documents: DocumentStore
+    retrievers: dict  # kind -> BM25Retriever | DenseRetriever
+    wes_model: str | None
+    passage_encoder: str
+
+
+def _load_collections(dataset: str) -> tuple[pa.Table, pa.Table]:
+    """All queries and all set members of the collections `dataset` has (path or Hub id)."""
+    from datasets import load_dataset
+
+    queries, entities = [], []
+    for collection in COLLECTIONS:
+        try:
+            rows = load_dataset(dataset, collection, split="test")
+            members = load_dataset(dataset, f"{collection}_entities", split="test")
+        except ValueError:  # the dataset has no such config: a one-collection build
+            continue
+        for parts, table in ((queries, rows), (entities, members)):
+            table = table.with_format("arrow")[:]
+            parts.append(table.append_column("collection", pa.array([collection] * len(table))))
+    if not queries:
+        raise NamesakeError(f"{dataset}: no AmbER configs ({', '.join(COLLECTIONS)}) found")
+    return pa.concat_tables(queries), pa.concat_tables(entities)
+
+
+def load_artifacts(
+    folder: str | os.PathLike,
+    corpus: str | os.PathLike | None = None,
+    dataset: str | None = None,
+    wes_model: str | None = None,
+    passage_encoder: str | None = None,
+    report: Callable[[str], None] = print,
+) -> Artifacts:
+    """Loads the artifacts in `folder`, building missing indexes from `corpus` (see module).
+
+    Raises :class:`NamesakeError` with a message fit for the page when something is missing.
+    """
+    folder = Path(folder)
+    if not folder.is_dir():
+        raise NamesakeError(
+            f"No artifacts folder at {folder}: run `make demo`, or start the app with "
+            "--artifacts pointing at the folder it wrote."
+        )
+    if dataset is None:
+        dataset = str(folder / DATASET_DIR)
+        if not Path(dataset).is_dir():
+            raise NamesakeError(f"No AmbER dataset at {dataset}: run `make demo` first.")
+    try:
+        queries, entities = _load_collections(dataset)
+    except NamesakeError:
+        raise
+    except Exception as error:  # an unreadable folder, a Hub id while offline, ...
+        raise NamesakeError(f"Could not load the AmbER dataset {dataset}: {error}") from None
+
+    indexes = folder / INDEX_DIR
+    retrievers = {}
+    for kind in RETRIEVERS:
+        if not (indexes / kind).exists():
+            report(f"Building the {kind} index from {corpus} (first start only)…")
+        try:
+            retrievers[kind] = open_retriever(kind, corpus, indexes / kind)
+        except FileNotFoundError as error:
+            raise NamesakeError(f"{error}: pass --corpus, or run `make demo` first.") from None
+    try:
+        documents = DocumentStore.open_or_build(indexes / DOCUMENTS_FILE, corpus)
+    except FileNotFoundError as error:
+        raise NamesakeError(f"{error}: pass --corpus.") from None
+
+    if wes_model is None and (folder / WES_MODEL_DIR).is_dir():
+        wes_model = str(folder / WES_MODEL_DIR)
+    if passage_encoder is None:
+        trained = folder / PASSAGE_ENCODER_DIR
+        passage_encoder = str(trained) if trained.is_dir() else retrievers["dense"].model
+    return Artifacts(folder, queries, entities, documents, retrievers, wes_model, passage_encoder)
