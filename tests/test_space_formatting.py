@@ -231,7 +231,7 @@ def test_answer_verdict_shows_score_threshold_lexical_scores_and_scorer():
     assert 'data-same="true"' in html and "WES score 0.910" in html and "same entity" in html
     assert "Exact match 0 · token F1 0.0" in html
     assert "WES cross-encoder: &lt;models&gt;/wes" in html
-    low = formatting.answer_verdict(dict(result, scores=[0.2], scorer="bi-encoder"))
+    low = formatting.answer_verdict(dict(result, scores=[0.2], scorer="bi-encoder cosine"))
     assert 'data-same="false"' in low and "not the same entity" in low
     assert "zero-shot bi-encoder" in low
 
