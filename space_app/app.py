@@ -88,9 +88,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
-def guarded(outputs: int):
-    """Shows a handler's failure as a message in its first output, leaving the others as
-    they were: bad input says what to fix; anything else is logged, never shown as a trace."""
+def guarded(*on_error):
+    """Shows a handler's failure as a message in its first output and `on_error` in the
+    others: bad input says what to fix; anything else is logged, never shown as a trace."""
 
     def decorate(handler):
         @functools.wraps(handler)
@@ -106,7 +106,7 @@ def guarded(outputs: int):
                     "the app is still running.",
                     "error",
                 )
-            return (notice, *[gr.skip()] * (outputs - 1))
+            return (notice, *on_error)
 
         return run
 
@@ -215,7 +215,7 @@ def build_demo(explorer: Explorer | None, problem: str | None = None) -> gr.Bloc
         # --- events ----------------------------------------------------------------------
         example.input(lambda text: text, example, query)
 
-        @guarded(outputs=6)
+        @guarded("", "", gr.Radio(choices=[], value=None, visible=False), "", None)
         def run_search(text, depth):
             result = require().search(text, depth)
             choices = entity_choices(result)
@@ -232,7 +232,7 @@ def build_demo(explorer: Explorer | None, problem: str | None = None) -> gr.Bloc
         search.click(run_search, [query, k], search_outputs)
         query.submit(run_search, [query, k], search_outputs)
 
-        @guarded(outputs=4)
+        @guarded(gr.skip(), gr.skip(), gr.skip())
         def rejudge(result, qid):
             if result is None:
                 raise NamesakeError("Search first, then pick the entity the query is about.")
@@ -246,7 +246,7 @@ def build_demo(explorer: Explorer | None, problem: str | None = None) -> gr.Bloc
 
         gold.input(rejudge, [result_state, gold], [search_notice, bm25_hits, dense_hits, members])
 
-        @guarded(outputs=2)
+        @guarded("")
         def show_set(name):
             found, entities, queries = require().open_set(name)
             return "", formatting.set_view(found, entities, queries)
@@ -257,20 +257,20 @@ def build_demo(explorer: Explorer | None, problem: str | None = None) -> gr.Bloc
             show_set, set_name, [set_notice, set_view]
         )
 
-        @guarded(outputs=3)
+        @guarded(gr.skip(), gr.skip())
         def pick_page(wikipedia_id):
             return ("", *require().first_passage(wikipedia_id))
 
         page.input(pick_page, page, [attention_notice, title, passage])
 
-        @guarded(outputs=3)
+        @guarded("", "")
         def run_attention(title_text, passage_text):
             view = require().attention(title_text, passage_text)
             return "", formatting.heatmap(view), formatting.entity_ranking(view)
 
         show.click(run_attention, [title, passage], [attention_notice, heat, ranking])
 
-        @guarded(outputs=2)
+        @guarded("")
         def run_score(reference_text, candidate_text):
             result = require().score_answer(reference_text, candidate_text)
             return "", formatting.answer_verdict(result)

@@ -1,0 +1,339 @@
+"""The Space in a real browser: ``space_app/app.py`` runs as a server on a free local port
+and Debian's Chromium (``/usr/bin/chromium``, driven headless by Playwright; no browser is
+ever downloaded) uses every tab and every kind of bad input the page must survive.
+
+Screenshots go to ``$NAMESAKE_E2E_SCREENSHOTS`` when set, else to the tests' temporary folder.
+"""
+
+import os
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+from conftest import SAMPLE_KILT
+from playwright.sync_api import sync_playwright
+
+APP = Path(__file__).resolve().parents[2] / "space_app" / "app.py"
+CHROMIUM = Path("/usr/bin/chromium")
+CHROMIUM_FLAGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+STARTUP_SECONDS = 300
+WAIT_MS = 60_000
+TROMBONIST_QUERY = "What musical instrument does Abe Lincoln play?"
+TROMBONIST_PAGE, PRESIDENT_PAGE = "3412877", "307"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class AppServer:
+    """``python space_app/app.py ...`` on a free port, its output kept in a log file."""
+
+    def __init__(self, folder: Path, *args: str):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}/"
+        self.log_path = folder / "app.log"
+        env = dict(
+            os.environ,
+            HF_HUB_OFFLINE="1",
+            HF_DATASETS_OFFLINE="1",
+            XDG_CACHE_HOME=str(folder / "cache"),  # no stray WES model from the user's cache
+        )
+        env.pop("NAMESAKE_WES_MODEL", None)
+        with open(self.log_path, "wb") as log:
+            self.process = subprocess.Popen(
+                [sys.executable, str(APP), "--port", str(self.port), *args],
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                env=env,
+            )
+        self._wait()
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace")
+
+    def _wait(self) -> None:
+        deadline = time.monotonic() + STARTUP_SECONDS
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                pytest.fail(f"the app exited with {self.process.returncode}:\n{self.log()[-3000:]}")
+            try:
+                with urllib.request.urlopen(self.url, timeout=5) as response:
+                    if response.status == 200:
+                        return
+            except OSError:
+                time.sleep(1)
+        self.stop()
+        pytest.fail(f"the app did not serve within {STARTUP_SECONDS}s:\n{self.log()[-3000:]}")
+
+    def stop(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+
+
+@pytest.fixture(scope="module")
+def app(sample_build, tmp_path_factory):
+    """The app on a fresh artifacts folder holding only the sample AmbER build, so its first
+    start builds the indexes."""
+    folder = tmp_path_factory.mktemp("space_e2e")
+    (folder / "artifacts").mkdir()
+    (folder / "artifacts" / "amber").symlink_to(sample_build[0] / "dataset")
+    server = AppServer(
+        folder, "--artifacts", str(folder / "artifacts"), "--corpus", str(SAMPLE_KILT)
+    )
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def app_without_artifacts(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("space_e2e_missing")
+    server = AppServer(folder, "--artifacts", str(folder / "nowhere"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def browser():
+    if not CHROMIUM.exists():
+        pytest.fail(f"{CHROMIUM} not found: `apt-get install chromium` (the Space's browser tests)")
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
+        yield chromium
+        chromium.close()
+
+
+@pytest.fixture(scope="module")
+def screenshots(tmp_path_factory):
+    folder = os.environ.get("NAMESAKE_E2E_SCREENSHOTS")
+    folder = Path(folder) if folder else tmp_path_factory.mktemp("screenshots")
+    folder.mkdir(parents=True, exist_ok=True)
+    return folder
+
+
+@pytest.fixture
+def page(browser):
+    """A fresh tab that records any dialog a script opens (there must be none)."""
+    context = browser.new_context(viewport={"width": 1400, "height": 1000})
+    tab = context.new_page()
+    tab.dialogs = []
+    tab.on("dialog", lambda dialog: (tab.dialogs.append(dialog.message), dialog.dismiss()))
+    yield tab
+    context.close()
+
+
+def open_app(page, server):
+    page.goto(server.url)
+    page.locator("#search").wait_for(timeout=WAIT_MS)
+
+
+def fill(page, elem_id: str, text: str) -> None:
+    page.locator(f"#{elem_id} textarea").fill(text)
+
+
+def notice(page, elem_id: str):
+    """The error message in a notice area, once it shows."""
+    message = page.locator(f"#{elem_id} .ns-error")
+    message.wait_for(timeout=WAIT_MS)
+    return message
+
+
+def search(page, query: str) -> None:
+    fill(page, "query", query)
+    page.locator("#search").click()
+
+
+def hit(page, retriever: str, wikipedia_id: str):
+    return page.locator(f'#{retriever}-results .ns-hit[data-page="{wikipedia_id}"]')
+
+
+# --- the tabs -------------------------------------------------------------------------------
+
+
+def test_first_start_built_the_missing_indexes(app):
+    log = app.log()
+    assert "Building the bm25 index" in log and "Building the dense index" in log
+    assert "Running on local URL:  http://127.0.0.1:" in log
+
+
+def test_search_shows_the_gold_page_with_its_badge(app, page, screenshots):
+    open_app(page, app)
+    search(page, TROMBONIST_QUERY)
+    for retriever in ("bm25", "dense"):
+        gold = hit(page, retriever, TROMBONIST_PAGE)
+        gold.wait_for(timeout=WAIT_MS)
+        assert gold.get_attribute("data-verdict") == "gold"
+        assert gold.locator(".ns-badge-gold").inner_text() == "gold entity"
+        assert "Abe Lincoln (musician)" in gold.locator(".ns-title").inner_text()
+        assert gold.locator("mark.ns-name").count() >= 2  # the name in title and snippet
+        president = hit(page, retriever, PRESIDENT_PAGE)
+        assert president.get_attribute("data-verdict") == "confused"
+        assert president.locator(".ns-badge-confused").inner_text() == "confused"
+        assert page.locator(f"#{retriever}-results .ns-hit").count() == 5
+    summary = page.locator("#search-notice").inner_text()
+    assert "names the AmbER set Abe Lincoln (2 entities)" in summary
+    assert "about Abe Lincoln (Q4666410)" in summary
+    members = page.locator("#set-members tr.ns-member")
+    assert members.count() == 2
+    assert page.locator('#set-members tr.ns-gold-row[data-qid="Q4666410"]').count() == 1
+    assert "head" in members.nth(0).inner_text() and "tail" in members.nth(1).inner_text()
+    page.screenshot(path=str(screenshots / "search.png"), full_page=True)
+
+    # Saying the query is about the president re-judges the same hits.
+    page.locator("#gold label", has_text="Abraham Lincoln (Q91, head)").click()
+    president = hit(page, "bm25", PRESIDENT_PAGE)
+    page.wait_for_function(
+        f"""() => document.querySelector('#bm25-results .ns-hit[data-page="{PRESIDENT_PAGE}"]')
+            ?.dataset.verdict === 'gold'"""
+    )
+    assert president.get_attribute("data-verdict") == "gold"
+    assert hit(page, "dense", TROMBONIST_PAGE).get_attribute("data-verdict") == "confused"
+    assert page.dialogs == []
+
+
+def test_an_example_query_fills_the_query_box(app, page):
+    open_app(page, app)
+    query = page.locator("#query textarea")
+    assert query.input_value()  # the first example is there from the start
+    page.locator("#example input").click()
+    option = page.get_by_role("option", name=TROMBONIST_QUERY)
+    option.click()
+    page.wait_for_function(
+        f"() => document.querySelector('#query textarea').value === {TROMBONIST_QUERY!r}"
+    )
+
+
+def test_the_browser_tab_opens_a_set_with_gold_ranks(app, page, screenshots):
+    open_app(page, app)
+    page.get_by_role("tab", name="AmbER browser").click()
+    fill(page, "set-name", "abe lincoln")
+    page.locator("#open-set").click()
+    rows = page.locator("#set-view tr.ns-set-query")
+    rows.first.wait_for(timeout=WAIT_MS)
+    assert page.locator("#set-view .ns-set-name").inner_text() == "Abe Lincoln"
+    assert rows.count() == 11
+    assert page.locator("#set-view tr.ns-member").count() == 2
+    trombonist = rows.filter(has_text=TROMBONIST_QUERY)
+    cells = trombonist.locator("td").all_inner_texts()
+    assert cells[:2] == ["QA", "Abe Lincoln (tail)"]
+    assert cells[-2:] == ["1", "1"]  # both retrievers rank the trombonist's page first
+    headers = page.locator("#set-view .ns-set-queries th").all_inner_texts()
+    assert headers[-2:] == ["BM25 rank", "Dense (MiniLM) rank"]
+    page.screenshot(path=str(screenshots / "browser.png"), full_page=True)
+
+
+def test_the_attention_tab_shows_a_heatmap_and_ranked_entities(app, page, screenshots):
+    open_app(page, app)
+    page.get_by_role("tab", name="Where the encoder looks").click()
+    assert page.locator("#passage textarea").input_value()  # a page's passage, preloaded
+    fill(page, "passage-title", "Abe Lincoln (musician)")
+    fill(page, "passage", "Abe Lincoln was an American jazz trombonist from Lancaster, Ohio.")
+    page.locator("#show-attention").click()
+    page.locator("#heatmap .ns-token").first.wait_for(timeout=WAIT_MS)
+    assert page.locator("#heatmap .ns-token").count() >= 10
+    assert page.locator("#heatmap u.ns-mention").count() >= 2
+    assert "Abe Lincoln" in page.locator("#heatmap").inner_text()
+    ranked = page.locator("#entity-ranking tr.ns-entity-row")
+    assert ranked.count() >= 2
+    assert "Abe Lincoln" in page.locator("#entity-ranking").inner_text()
+    page.screenshot(path=str(screenshots / "attention.png"), full_page=True)
+
+
+def test_the_answer_tab_shows_a_wes_score(app, page, screenshots):
+    open_app(page, app)
+    page.get_by_role("tab", name="Is this answer right?").click()
+    page.locator("#score").click()  # the preset example: NYC for New York City
+    score = page.locator("#answer .ns-wes-score")
+    score.wait_for(timeout=WAIT_MS)
+    assert score.inner_text().startswith("WES score 0.")
+    lexical = page.locator("#answer .ns-lexical").inner_text()
+    assert "Exact match 0" in lexical and "token F1 0.0" in lexical
+    assert "zero-shot bi-encoder" in page.locator("#answer .ns-scorer").inner_text()
+    page.screenshot(path=str(screenshots / "answer.png"), full_page=True)
+
+
+# --- bad input ------------------------------------------------------------------------------
+
+
+def test_empty_and_huge_queries_get_a_message(app, page):
+    open_app(page, app)
+    search(page, TROMBONIST_QUERY)
+    hit(page, "bm25", TROMBONIST_PAGE).wait_for(timeout=WAIT_MS)
+    search(page, "   ")
+    assert "Type a query" in notice(page, "search-notice").inner_text()
+    assert page.locator("#bm25-results .ns-hit").count() == 0  # old results are cleared
+    search(page, "Abe Lincoln " * 834)  # 10,008 characters
+    assert "the limit is 1,000" in notice(page, "search-notice").inner_text()
+    search(page, TROMBONIST_QUERY)  # still serving
+    hit(page, "dense", TROMBONIST_PAGE).wait_for(timeout=WAIT_MS)
+
+
+def test_markup_in_a_query_is_shown_never_run(app, page, screenshots):
+    open_app(page, app)
+    attack = '<img src=x onerror="window.__xss=1"><script>window.__xss=2</script> Abe Lincoln'
+    search(page, attack)
+    hit(page, "bm25", TROMBONIST_PAGE).wait_for(timeout=WAIT_MS)
+    assert page.locator("#search-notice q").inner_text() == attack
+    assert page.evaluate("window.__xss") is None
+    assert page.locator('#search-notice img, img[src="x"]').count() == 0
+    assert page.dialogs == []
+    page.screenshot(path=str(screenshots / "escaped-query.png"), full_page=True)
+
+
+def test_unknown_set_names_get_a_message(app, page):
+    open_app(page, app)
+    page.get_by_role("tab", name="AmbER browser").click()
+    fill(page, "set-name", "Abe")
+    page.locator("#open-set").click()
+    text = notice(page, "set-notice").inner_text()
+    assert "No AmbER set is named 'Abe'. Did you mean: Abe Lincoln?" in text
+    assert page.locator("#set-view tr").count() == 0
+    fill(page, "set-name", "Michael Jordan")
+    page.locator("#open-set").click()
+    page.locator("#set-view tr.ns-set-query").first.wait_for(timeout=WAIT_MS)
+    assert page.locator("#set-notice .ns-error").count() == 0
+
+
+def test_empty_passage_and_answer_get_a_message(app, page):
+    open_app(page, app)
+    page.get_by_role("tab", name="Where the encoder looks").click()
+    fill(page, "passage", "")
+    page.locator("#show-attention").click()
+    assert "Paste a passage" in notice(page, "attention-notice").inner_text()
+    page.get_by_role("tab", name="Is this answer right?").click()
+    fill(page, "candidate", "")
+    page.locator("#score").click()
+    assert "Type a candidate answer" in notice(page, "answer-notice").inner_text()
+
+
+def test_a_missing_artifacts_folder_is_explained_and_the_app_serves(
+    app_without_artifacts, page, screenshots
+):
+    open_app(page, app_without_artifacts)
+    banner = page.locator("#artifacts-problem .ns-error")
+    assert "No artifacts folder at" in banner.inner_text() and "make demo" in banner.inner_text()
+    search(page, TROMBONIST_QUERY)
+    assert "No artifacts folder at" in notice(page, "search-notice").inner_text()
+    page.get_by_role("tab", name="AmbER browser").click()
+    fill(page, "set-name", "Abe Lincoln")
+    page.locator("#open-set").click()
+    assert "No artifacts folder at" in notice(page, "set-notice").inner_text()
+    page.screenshot(path=str(screenshots / "missing-artifacts.png"), full_page=True)
+    assert "Traceback" not in app_without_artifacts.log()
