@@ -130,11 +130,13 @@ def screenshots(tmp_path_factory):
 
 @pytest.fixture
 def page(browser):
-    """A fresh tab that records any dialog a script opens (there must be none)."""
+    """A fresh tab that records any dialog a script opens (there must be none) and every
+    URL it requests."""
     context = browser.new_context(viewport={"width": 1400, "height": 1000})
     tab = context.new_page()
-    tab.dialogs = []
+    tab.dialogs, tab.requests = [], []
     tab.on("dialog", lambda dialog: (tab.dialogs.append(dialog.message), dialog.dismiss()))
+    tab.on("request", lambda request: tab.requests.append(request.url))
     yield tab
     context.close()
 
@@ -171,6 +173,15 @@ def test_first_start_built_the_missing_indexes(app):
     log = app.log()
     assert "Building the bm25 index" in log and "Building the dense index" in log
     assert "Running on local URL:  http://127.0.0.1:" in log
+
+
+def test_the_page_loads_nothing_from_outside_this_server(app, page):
+    open_app(page, app)
+    search(page, TROMBONIST_QUERY)
+    hit(page, "bm25", TROMBONIST_PAGE).wait_for(timeout=WAIT_MS)
+    outside = [url for url in page.requests if not url.startswith((app.url, "data:", "blob:"))]
+    assert outside == []
+    assert len(page.requests) > 5
 
 
 def test_search_shows_the_gold_page_with_its_badge(app, page, screenshots):
