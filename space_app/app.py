@@ -30,7 +30,7 @@ import gradio as gr  # noqa: E402
 from namesake.io import NamesakeError  # noqa: E402
 from namesake.space import formatting  # noqa: E402
 from namesake.space.artifacts import load_artifacts  # noqa: E402
-from namesake.space.explorer import Explorer  # noqa: E402
+from namesake.space.explorer import Explorer, head_or_tail  # noqa: E402
 
 logger = logging.getLogger("namesake.space")
 REPO = Path(__file__).resolve().parent.parent
@@ -115,7 +115,7 @@ def guarded(*on_error):
 
 def entity_choices(result) -> list[tuple[str, str]]:
     return [
-        (f"{m.label} ({m.qid}, {'head' if m.is_head else 'tail'})", m.qid)
+        (f"{m.label} ({m.qid}, {head_or_tail(m.is_head)})", m.qid)
         for m in sorted(result.members, key=lambda m: -m.popularity)
     ]
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from functools import cached_property, lru_cache
 
@@ -18,7 +19,7 @@ from namesake.ecqg.attention import PassageAttention, passage_stats
 from namesake.ecqg.entities import Entity, find_entities, load_ner
 from namesake.io import NamesakeError
 from namesake.metrics import load_metric
-from namesake.retrieval.corpus import PASSAGE_WORDS
+from namesake.retrieval.corpus import split_passages
 from namesake.space.artifacts import Artifacts
 
 MAX_QUERY_CHARS = 1_000
@@ -109,10 +110,14 @@ def gold_rank(ranking: list[str], gold_ids: list[str]) -> int | None:
     return next((rank for rank, page in enumerate(ranking, 1) if page in gold), None)
 
 
-def _name_pattern(names: list[str]) -> re.Pattern:
-    """Finds every whole-word occurrence of any name (lookahead, so overlaps are found too)."""
+def whole_words(names: Iterable[str]) -> str:
+    """Regex source for any of `names` as whole words, longest first (names are literal)."""
     alternatives = "|".join(re.escape(n) for n in sorted(names, key=len, reverse=True))
-    return re.compile(rf"(?=(?<!\w)({alternatives})(?!\w))")
+    return rf"(?<!\w)(?:{alternatives})(?!\w)"
+
+
+def head_or_tail(is_head: bool) -> str:
+    return "head" if is_head else "tail"
 
 
 class Explorer:
@@ -136,7 +141,8 @@ class Explorer:
                 )
             )
         self._by_lower = {name.lower(): name for name in self.sets}
-        self._names = _name_pattern(list(self.sets))
+        # In a lookahead, so that finditer also finds names overlapping an earlier match.
+        self._names = re.compile(rf"(?=({whole_words(self.sets)}))")
         self._names_any_case = re.compile(self._names.pattern, re.IGNORECASE)
         queries = artifacts.queries
         self._subjects: dict[str, set[str]] = defaultdict(set)  # query text -> entities asked
@@ -253,7 +259,7 @@ class Explorer:
         page = self.artifacts.documents.get([wikipedia_id]).get(wikipedia_id)
         if page is None:
             raise SpaceInputError(f"No page with id {wikipedia_id!r} in the corpus.")
-        return page.title, " ".join(page.text.split()[:PASSAGE_WORDS])
+        return page.title, next(split_passages([page])).text
 
     @cached_property
     def _attention(self) -> PassageAttention:

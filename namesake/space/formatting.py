@@ -19,7 +19,9 @@ from namesake.space.explorer import (
     Member,
     SearchResult,
     SetQuery,
+    head_or_tail,
     verdict,
+    whole_words,
 )
 
 #: verdict -> (badge text, text colour, background)
@@ -49,7 +51,7 @@ def badge(kind: str) -> str:
 
 
 def _name_regex(name: str) -> re.Pattern:
-    return re.compile(rf"(?<!\w){re.escape(name)}(?!\w)", re.IGNORECASE)
+    return re.compile(whole_words([name]), re.IGNORECASE)
 
 
 def highlight(text: str, name: str | None) -> str:
@@ -77,7 +79,7 @@ def snippet(text: str, name: str | None, words: int = SNIPPET_WORDS) -> str:
 
 
 def _member_line(member: Member) -> str:
-    role = "head" if member.is_head else "tail"
+    role = head_or_tail(member.is_head)
     return f"{member.label} ({member.qid}) · {role} · popularity {member.popularity:.2f}"
 
 
@@ -134,7 +136,7 @@ def members_table(members: Sequence[Member], gold_qid: str | None = None) -> str
         rows.append(
             f'<tr class="ns-member{mark}" data-qid="{escape(m.qid)}">'
             f"<td>{escape(m.label)}{' ✔' if mark else ''}</td><td>{escape(m.qid)}</td>"
-            f"<td>{'head' if m.is_head else 'tail'}</td><td>{m.popularity:.2f}</td>"
+            f"<td>{head_or_tail(m.is_head)}</td><td>{m.popularity:.2f}</td>"
             f"<td>{escape(', '.join(m.entity_types))}</td>"
             f"<td>{escape('; '.join(m.wikipedia_titles))}</td></tr>"
         )
@@ -161,7 +163,7 @@ def set_view(name: str, members: Sequence[Member], queries: Sequence[SetQuery]) 
     head = "".join(f"<th>{escape(RETRIEVER_NAMES.get(k, k))} rank</th>" for k in kinds)
     rows = "".join(
         f'<tr class="ns-set-query"><td>{q.task.upper()}</td>'
-        f"<td>{escape(labels.get(q.qid, q.qid))} ({'head' if q.is_head else 'tail'})</td>"
+        f"<td>{escape(labels.get(q.qid, q.qid))} ({head_or_tail(q.is_head)})</td>"
         f"<td>{highlight(q.input, name)}</td><td>{escape(' / '.join(q.answer))}</td>"
         + "".join(rank_cell(q.ranks[k]) for k in kinds)
         + "</tr>"
