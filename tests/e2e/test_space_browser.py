@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import SAMPLE_KILT
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import expect, sync_playwright
 
 APP = Path(__file__).resolve().parents[2] / "space_app" / "app.py"
 CHROMIUM = Path("/usr/bin/chromium")
@@ -150,11 +150,10 @@ def fill(page, elem_id: str, text: str) -> None:
     page.locator(f"#{elem_id} textarea").fill(text)
 
 
-def notice(page, elem_id: str):
-    """The error message in a notice area, once it shows."""
-    message = page.locator(f"#{elem_id} .ns-error")
-    message.wait_for(timeout=WAIT_MS)
-    return message
+def expect_notice(page, elem_id: str, text: str) -> None:
+    """Waits until the error message in a notice area contains `text` (an earlier message
+    may still be showing while the server answers)."""
+    expect(page.locator(f"#{elem_id} .ns-error")).to_contain_text(text, timeout=WAIT_MS)
 
 
 def search(page, query: str) -> None:
@@ -288,10 +287,10 @@ def test_empty_and_huge_queries_get_a_message(app, page):
     search(page, TROMBONIST_QUERY)
     hit(page, "bm25", TROMBONIST_PAGE).wait_for(timeout=WAIT_MS)
     search(page, "   ")
-    assert "Type a query" in notice(page, "search-notice").inner_text()
+    expect_notice(page, "search-notice", "Type a query")
     assert page.locator("#bm25-results .ns-hit").count() == 0  # old results are cleared
     search(page, "Abe Lincoln " * 834)  # 10,008 characters
-    assert "the limit is 1,000" in notice(page, "search-notice").inner_text()
+    expect_notice(page, "search-notice", "the limit is 1,000")
     search(page, TROMBONIST_QUERY)  # still serving
     hit(page, "dense", TROMBONIST_PAGE).wait_for(timeout=WAIT_MS)
 
@@ -313,8 +312,7 @@ def test_unknown_set_names_get_a_message(app, page):
     page.get_by_role("tab", name="AmbER browser").click()
     fill(page, "set-name", "Abe")
     page.locator("#open-set").click()
-    text = notice(page, "set-notice").inner_text()
-    assert "No AmbER set is named 'Abe'. Did you mean: Abe Lincoln?" in text
+    expect_notice(page, "set-notice", "No AmbER set is named 'Abe'. Did you mean: Abe Lincoln?")
     assert page.locator("#set-view tr").count() == 0
     fill(page, "set-name", "Michael Jordan")
     page.locator("#open-set").click()
@@ -327,11 +325,11 @@ def test_empty_passage_and_answer_get_a_message(app, page):
     page.get_by_role("tab", name="Where the encoder looks").click()
     fill(page, "passage", "")
     page.locator("#show-attention").click()
-    assert "Paste a passage" in notice(page, "attention-notice").inner_text()
+    expect_notice(page, "attention-notice", "Paste a passage")
     page.get_by_role("tab", name="Is this answer right?").click()
     fill(page, "candidate", "")
     page.locator("#score").click()
-    assert "Type a candidate answer" in notice(page, "answer-notice").inner_text()
+    expect_notice(page, "answer-notice", "Type a candidate answer")
 
 
 def test_a_missing_artifacts_folder_is_explained_and_the_app_serves(
@@ -341,10 +339,10 @@ def test_a_missing_artifacts_folder_is_explained_and_the_app_serves(
     banner = page.locator("#artifacts-problem .ns-error")
     assert "No artifacts folder at" in banner.inner_text() and "make demo" in banner.inner_text()
     search(page, TROMBONIST_QUERY)
-    assert "No artifacts folder at" in notice(page, "search-notice").inner_text()
+    expect_notice(page, "search-notice", "No artifacts folder at")
     page.get_by_role("tab", name="AmbER browser").click()
     fill(page, "set-name", "Abe Lincoln")
     page.locator("#open-set").click()
-    assert "No artifacts folder at" in notice(page, "set-notice").inner_text()
+    expect_notice(page, "set-notice", "No artifacts folder at")
     page.screenshot(path=str(screenshots / "missing-artifacts.png"), full_page=True)
     assert "Traceback" not in app_without_artifacts.log()
