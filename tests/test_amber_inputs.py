@@ -9,6 +9,7 @@ injected into the writer of the atomic-output tests.
 from __future__ import annotations
 
 import bz2
+import functools
 import gzip
 import json
 import os
@@ -36,7 +37,7 @@ import namesake.amber.build as build_module
 from namesake.amber.build import build_amber
 from namesake.amber.pageviews import read_pageviews
 from namesake.cli import main
-from namesake.io import BadInputError, InputProblems
+from namesake.io import BadInputError, InputProblems, iter_line_blocks
 
 NAMESAKE = Path(sys.executable).with_name("namesake")
 
@@ -248,6 +249,33 @@ def test_pageviews_complete_sums_access_types_and_page_ids(tmp_path):
         "Guitar": 26,
         "Her_(film)": 2,
     }
+
+
+@pytest.mark.parametrize("block_bytes", [64, 8 << 20], ids=["many blocks", "one block"])
+def test_pagecounts_ez_title_on_two_lines_keeps_the_last_count(tmp_path, monkeypatch, block_bytes):
+    """The published pipeline assigned each line's count to its title, so the last wins
+    (pageviews-complete, above, sums instead: one line per access type)."""
+    import namesake.amber.pageviews as pageviews
+
+    monkeypatch.setattr(
+        pageviews, "iter_line_blocks", functools.partial(iter_line_blocks, block_bytes=block_bytes)
+    )
+    path = tmp_path / "ez.txt"
+    path.write_text(
+        "en.z Guitar 100\n"
+        "en.z Guitar 7\n"  # adjacent repeat: 7, not 107
+        "en.z Her_(film) 20\n"
+        + "".join(f"en.z Filler_{n} 5\n" for n in range(20))  # pushes the repeat blocks away
+        + "en.z Her_(film) 3\n"  # far repeat: 3, not 23
+        "en.z Her_(film) notanumber\n"  # malformed: skipped, the 3 stands
+        "en.z Cello 9\n",
+        encoding="utf-8",
+    )
+    problems = InputProblems()
+    table = pageviews.read_pageviews(path, problems)
+    views = dict(zip(table["title"].to_pylist(), table["views"].to_pylist(), strict=True))
+    assert (views["Guitar"], views["Her_(film)"], views["Cello"]) == (7, 3, 9)
+    assert len(views) == 23 and problems.total() == 1
 
 
 def test_build_is_identical_with_either_pageview_format(tmp_path, reference):

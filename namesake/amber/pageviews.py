@@ -1,6 +1,9 @@
 """Monthly English Wikipedia page views, from either format Wikimedia has published.
 
-- pagecounts-ez monthly totals (used by AmbER, 2019): ``en.z Page_Title 12345``
+- pagecounts-ez monthly totals (used by AmbER, 2019): ``en.z Page_Title 12345``. A title
+  on several lines keeps its last count, as in the published pipeline (it assigned
+  ``wiki_popularity[title] = math.log10(count)`` line by line), so popularity and head/tail
+  match the released AmbER.
 - pageviews-complete monthly (current): ``en.wikipedia Page_Title page_id access count hourly``,
   one line per access type; we sum the counts per title.
 
@@ -21,13 +24,17 @@ PAGEVIEWS_COMPLETE = "pageviews-complete"
 _PREFIXES = {b"en.z ": PAGECOUNTS_EZ, b"en.wikipedia ": PAGEVIEWS_COMPLETE}
 _FIELDS = {PAGECOUNTS_EZ: 3, PAGEVIEWS_COMPLETE: 6}
 _COUNT_FIELD = {PAGECOUNTS_EZ: 2, PAGEVIEWS_COMPLETE: 4}
+# How the counts of a title's lines combine: the published rule for pagecounts-ez, and
+# the total over access types for pageviews-complete.
+_COMBINE = {PAGECOUNTS_EZ: "last", PAGEVIEWS_COMPLETE: "sum"}
 
 
 def read_pageviews(path: str | os.PathLike, problems: InputProblems, threads: int = 1) -> pa.Table:
     """Returns a table (title: string, views: int64) with one row per English page title.
 
-    Titles are kept in Arrow arrays, block by block, and summed with one hash aggregation
-    at the end: tens of millions of titles fit in a few hundred MB.
+    Titles are kept in Arrow arrays, block by block, and combined (last count or sum, by
+    format) with one ordered hash aggregation at the end: tens of millions of titles fit
+    in a few hundred MB.
     """
     fmt = prefix = None
     blocks: list[pa.RecordBatch] = []
@@ -54,7 +61,7 @@ def read_pageviews(path: str | os.PathLike, problems: InputProblems, threads: in
                 problems.report(path, line_no, "page title is not UTF-8")
                 continue
             if titles and titles[-1] == title:  # access types of a title are adjacent
-                counts[-1] += int(count)
+                counts[-1] = int(count) + (counts[-1] if fmt == PAGEVIEWS_COMPLETE else 0)
             else:
                 titles.append(title)
                 counts.append(int(count))
@@ -73,5 +80,7 @@ def read_pageviews(path: str | os.PathLike, problems: InputProblems, threads: in
             "('en.z Title 123') or pageviews-complete lines "
             "('en.wikipedia Title page_id access count hourly')",
         )
-    table = pa.Table.from_batches(blocks).group_by("title").aggregate([("views", "sum")])
+    # use_threads=False keeps line order within a title, which "last" depends on.
+    table = pa.Table.from_batches(blocks).group_by("title", use_threads=False)
+    table = table.aggregate([("views", _COMBINE[fmt])])
     return table.rename_columns(["title", "views"])
