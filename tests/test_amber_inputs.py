@@ -12,6 +12,7 @@ import bz2
 import functools
 import gzip
 import json
+import math
 import os
 import random
 import shutil
@@ -130,7 +131,9 @@ def compress(data: bytes, compression: str) -> bytes:
     return {"bz2": bz2.compress, "gzip": gzip.compress, "plain": bytes}[compression](data)
 
 
-def write_inputs(folder: Path, compression: str = "plain", pageviews: str = "ez") -> dict:
+def write_inputs(
+    folder: Path, compression: str = "plain", pageviews: str = "ez", views: dict = VIEWS
+) -> dict:
     """Writes the three fixture dumps; returns {"wikidata", "pageviews", "kilt"} paths."""
     folder.mkdir(parents=True, exist_ok=True)
     suffix = {"bz2": ".bz2", "gzip": ".gz", "plain": ""}[compression]
@@ -139,9 +142,9 @@ def write_inputs(folder: Path, compression: str = "plain", pageviews: str = "ez"
         "kilt": write_kilt(folder / f"kilt.jsonl{suffix}", PAGES),
     }
     if pageviews == "ez":
-        paths["pageviews"] = write_pagecounts(folder / f"pagecounts.txt{suffix}", VIEWS)
+        paths["pageviews"] = write_pagecounts(folder / f"pagecounts.txt{suffix}", views)
     else:
-        paths["pageviews"] = write_pageviews_complete(folder / f"complete.txt{suffix}", VIEWS)
+        paths["pageviews"] = write_pageviews_complete(folder / f"complete.txt{suffix}", views)
     return paths
 
 
@@ -150,10 +153,15 @@ def build(inputs: dict, out: Path, **kwargs):
 
 
 def parquet_tables(out: Path) -> dict[str, list[dict]]:
-    """Every Parquet shard of a build, as rows, by relative path."""
+    """Every config of a build, as rows (its shards in order), by config name."""
     return {
-        str(path.relative_to(out)): pq.read_table(path).to_pylist()
-        for path in sorted(out.rglob("*.parquet"))
+        folder.name: [
+            row
+            for path in sorted(folder.glob("*.parquet"))
+            for row in pq.read_table(path).to_pylist()
+        ]
+        for folder in sorted(out.iterdir())
+        if folder.is_dir()
     }
 
 
@@ -177,9 +185,8 @@ def reference(tmp_path_factory) -> Path:
 
 def test_reference_build_has_both_collections(reference):
     tables = parquet_tables(reference)
-    assert sorted(Path(p).parent.name for p in tables) == sorted(CONFIGS)
-    human = tables["human/test-00000-of-00001.parquet"]
-    nonhuman = tables["nonhuman/test-00000-of-00001.parquet"]
+    assert sorted(tables) == sorted(CONFIGS)
+    human, nonhuman = tables["human"], tables["nonhuman"]
     assert len(human) == len(nonhuman) == QUERIES_PER_COLLECTION
     assert {row["name"] for row in human} == {"John Smith"}
     assert {row["name"] for row in nonhuman} == {"Her"}
@@ -380,8 +387,7 @@ def _assert_reported(report, path: Path, kind: str, line: int):
 
 def _assert_output_complete(out: Path):
     tables = parquet_tables(out)
-    assert len(tables["human/test-00000-of-00001.parquet"]) == QUERIES_PER_COLLECTION
-    assert len(tables["nonhuman/test-00000-of-00001.parquet"]) == QUERIES_PER_COLLECTION
+    assert len(tables["human"]) == len(tables["nonhuman"]) == QUERIES_PER_COLLECTION
 
 
 @pytest.mark.parametrize("case", list(BAD_WIKIDATA_LINES))
@@ -905,3 +911,103 @@ def test_load_dataset_offline(reference, tmp_path):
         "Spike Jonze wrote the screenplay of Her.",
     ]
     assert [a for a in fc["answer"]] == [["SUPPORTS"], ["SUPPORTS"]]
+
+
+# ---------------------------------------------------------------------------------------
+# 7. A rebuilt folder loads the new rows: `datasets` caches a local folder by basename,
+# config and card, so the card must change with the data (namesake.dataset_folder).
+
+
+@pytest.fixture
+def one_cache(tmp_path, monkeypatch):
+    """One datasets cache for every load of a test, as a user's ~/.cache would be; namesake's
+    own loaders (evaluate, compare, the Space) read it from datasets.config."""
+    import datasets
+
+    cache = tmp_path / "hf_cache"
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", cache)
+    return cache
+
+
+def _load(folder: Path, config: str) -> list[dict]:
+    import datasets
+
+    return datasets.load_dataset(str(folder), config, split="test").to_list()
+
+
+def test_a_rebuild_from_other_dumps_loads_the_new_rows(tmp_path, one_cache):
+    from conftest import SAMPLE_KILT, SAMPLE_PAGECOUNTS_EZ, SAMPLE_WIKIDATA
+
+    from namesake.amber.evaluation import load_amber
+
+    out = tmp_path / "out" / "amber"
+    build(write_inputs(tmp_path / "in"), out, workers=1)
+    assert {row["name"] for row in _load(out, "human")} == {"John Smith"}
+    assert len(load_amber(str(out), "human_qa")[0]) == 2
+
+    build_amber(SAMPLE_WIKIDATA, SAMPLE_PAGECOUNTS_EZ, SAMPLE_KILT, out, workers=1)
+    rows = _load(out, "human")
+    assert rows == pq.read_table(next((out / "human").glob("*.parquet"))).to_pylist()
+    assert "Abe Lincoln" in {row["name"] for row in rows} and "John Smith" not in {
+        row["name"] for row in rows
+    }
+    queries, entities = load_amber(str(out), "human_qa")
+    assert set(queries["task"]) == {"qa"} and len(queries) == len(
+        [row for row in rows if row["task"] == "qa"]
+    )
+    assert "John Smith" not in set(entities["name"])
+    assert list(one_cache.iterdir())  # the loads went through the one cache
+
+
+def test_a_rebuild_that_only_moves_popularity_loads_the_new_values(tmp_path, one_cache):
+    """Same rows, same sizes, new float values: only the shards' content digests differ."""
+    out = tmp_path / "amber"
+    build(write_inputs(tmp_path / "in1"), out, workers=1)
+    before = _load(out, "human")
+    card_before = (out / "README.md").read_text(encoding="utf-8")
+
+    views = {**VIEWS, "John Smith (soldier)": 200}  # log10: 2.0 -> 2.301; still the tail
+    build(write_inputs(tmp_path / "in2", views=views), out, workers=1)
+    after = _load(out, "human")
+    assert len(after) == len(before)
+    popularity = {row["qid"]: row["popularity"] for row in after}
+    assert popularity["Q2"] == pytest.approx(math.log10(200)) and popularity["Q1"] == 4.0
+    assert [{**row, "popularity": None} for row in after] == [
+        {**row, "popularity": None} for row in before
+    ]
+    assert (out / "README.md").read_text(encoding="utf-8") != card_before
+
+
+def test_two_folders_of_one_basename_load_their_own_rows(tmp_path, one_cache):
+    first, second = tmp_path / "runA" / "amber", tmp_path / "runB" / "amber"
+    build(write_inputs(tmp_path / "in1"), first, workers=1)
+    build(write_inputs(tmp_path / "in2", views={**VIEWS, "John Smith (soldier)": 1000}), second)
+    for folder, soldier in ((first, 2.0), (second, 3.0)):
+        popularity = {row["qid"]: row["popularity"] for row in _load(folder, "human")}
+        assert popularity == {"Q1": 4.0, "Q2": pytest.approx(soldier)}
+
+
+def test_card_dataset_info_describes_each_config(reference):
+    """What push_to_hub records: features, rows and bytes per split, sizes; load_dataset
+    checks the row counts against it."""
+    import datasets
+    from datasets.info import DatasetInfosDict
+    from huggingface_hub import DatasetCard
+
+    card = DatasetCard.load(reference / "README.md").data
+    infos = DatasetInfosDict.from_dataset_card_data(card)
+    assert sorted(infos) == sorted(CONFIGS) == sorted(c["config_name"] for c in card["configs"])
+    tables = parquet_tables(reference)
+    for config in CONFIGS:
+        info = infos[config]
+        shards = sorted((reference / config).glob("*.parquet"))
+        assert list(info.splits) == ["test"]
+        assert info.splits["test"].num_examples == len(tables[config])
+        assert info.download_size == sum(path.stat().st_size for path in shards)
+        assert info.dataset_size == info.splits["test"].num_bytes > 0
+        assert info.features == datasets.Features.from_arrow_schema(pq.read_schema(shards[0]))
+    entry = next(c for c in card["configs"] if c["config_name"] == "human")
+    assert entry["default"] is True
+    (files,) = entry["data_files"]
+    assert files["split"] == "test"
+    assert files["path"] == [f"human/{p.name}" for p in sorted((reference / "human").glob("*"))]

@@ -367,6 +367,38 @@ def test_empty_threshold_is_reported_not_written(sample, tmp_path):
         build_wes(sample, tmp_path / "none", thresholds=[1])
 
 
+def test_a_rebuild_into_one_folder_loads_the_new_rows(sample, tmp_path, monkeypatch):
+    """datasets caches a local folder by basename, config and card; every load here shares
+    one cache, as a user's would, and must still see the latest build."""
+    import datasets
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", tmp_path / "hf_cache")
+    out = tmp_path / "wes"
+    corpus, pairs = f"{YEAR}thresh1corpus", f"{YEAR}thresh1pairs"
+
+    build_wes(sample, out, thresholds=[1], year=YEAR, seed=0)
+    first = load_dataset(str(out), pairs, split="train")
+    loaded = load_dataset(str(out), corpus, split="train").with_format("arrow")[:]
+    assert pairs_of(loaded) == pairs_of(read_config(out, corpus))
+
+    # The same dump and another seed: the same number of pairs, drawn differently.
+    build_wes(sample, out, thresholds=[1], year=YEAR, seed=1)
+    second = load_dataset(str(out), pairs, split="train")
+    assert second.num_rows == first.num_rows
+    assert second.to_list() == read_config(out, pairs).to_pylist() != first.to_list()
+
+    # Another dump altogether.
+    dump = tmp_path / "other-pages-articles.xml"
+    pages = [
+        "<page><title>A</title><ns>0</ns><id>1</id><revision><text>[[B|bee]]</text></revision></page>",
+        "<page><title>B</title><ns>0</ns><id>2</id><revision><text>[[A]]</text></revision></page>",
+    ]
+    dump.write_text("<mediawiki>" + "".join(pages) + "</mediawiki>", encoding="utf-8")
+    build_wes(dump, out, thresholds=[1], year=YEAR, dictionary=False)
+    loaded = load_dataset(str(out), corpus, split="train").with_format("arrow")[:]
+    assert pairs_of(loaded) == {("A", "A"), ("B", "bee")}
+
+
 def test_cli_build_with_options(sample, tmp_path, capsys):
     out = tmp_path / "cli"
     argv = ["wes", "build", "--dump", str(sample), "--out", str(out), "--thresholds", "2"]

@@ -94,7 +94,11 @@ def build_amber(
         if not tuples:  # an empty Parquet config would not load; say so instead
             report.problems.append(f"{collection.name}: no AmbER set survived; no config written")
             continue
-        configs.update(config_tables(collection.name, queries, members))
+        for config, table in config_tables(collection.name, queries, members).items():
+            if table.num_rows:
+                configs[config] = table
+            else:  # an empty Parquet split does not load; say so instead
+                report.problems.append(f"{config}: no row; config not written")
         report.statistics[collection.name] = statistics(queries, members)
     lap("stages 4-5 (alignment, instances)")
 
@@ -110,8 +114,8 @@ def build_amber(
         "KILT": Path(kilt).name,
     }
     with atomic_directory(out) as staging:
-        write_configs(staging, configs)
-        card = dataset_card(report.statistics, sources, notes)
+        written = write_configs(staging, configs)
+        card = dataset_card(report.statistics, sources, notes, written)
         (staging / "README.md").write_text(card, encoding="utf-8")
     if jsonl_dir is not None:
         with atomic_directory(jsonl_dir) as staging:

@@ -15,6 +15,7 @@ import yaml
 
 import namesake
 from namesake.amber.instances import TASKS
+from namesake.dataset_folder import WrittenConfig, card_entries, write_config
 from namesake.io import BadInputError
 
 ROWS_PER_SHARD = 200_000
@@ -117,14 +118,12 @@ def config_tables(collection: str, queries: pa.Table, entities: pa.Table) -> dic
     return configs
 
 
-def write_configs(folder: Path, configs: dict[str, pa.Table]) -> None:
-    """Writes ``folder/<config>/test-0000i-of-0000n.parquet`` for every config."""
-    for config, table in configs.items():
-        shards = max(1, -(-table.num_rows // ROWS_PER_SHARD))
-        (folder / config).mkdir(parents=True)
-        for shard in range(shards):
-            part = table.slice(shard * ROWS_PER_SHARD, ROWS_PER_SHARD)
-            pq.write_table(part, folder / config / f"test-{shard:05d}-of-{shards:05d}.parquet")
+def write_configs(folder: Path, configs: dict[str, pa.Table]) -> dict[str, WrittenConfig]:
+    """Writes every config as the ``test`` split (``folder/<config>/test-*.parquet``)."""
+    return {
+        config: write_config(folder, config, {"test": table}, ROWS_PER_SHARD)
+        for config, table in configs.items()
+    }
 
 
 def write_jsonl_layout(folder: Path, collection: str, tuples: list[dict], instances: dict) -> None:
@@ -214,17 +213,14 @@ def _display_name(collection: str) -> str:
     return {"human": "AmbER-H", "nonhuman": "AmbER-N"}.get(collection, collection)
 
 
-def dataset_card(stats: dict[str, dict], sources: dict[str, str], notes: list[str]) -> str:
-    """README.md with the Hub's YAML header (configs, license, tasks) and the card body."""
-    configs = [
-        {
-            "config_name": config,
-            "data_files": [{"split": "test", "path": f"{config}/test-*.parquet"}],
-            **({"default": True} if config == next(iter(stats)) else {}),
-        }
-        for collection in stats
-        for config in [collection, *(f"{collection}_{t}" for t in TASKS), f"{collection}_entities"]
-    ]
+def dataset_card(
+    stats: dict[str, dict],
+    sources: dict[str, str],
+    notes: list[str],
+    written: dict[str, WrittenConfig],
+) -> str:
+    """README.md with the Hub's YAML header (license, tasks, and the `dataset_info` and
+    `configs` of the `written` configs) and the card body."""
     header = {
         "pretty_name": "AmbER (Ambiguous Entity Retrieval)",
         "license": "cc0-1.0",
@@ -232,7 +228,7 @@ def dataset_card(stats: dict[str, dict], sources: dict[str, str], notes: list[st
         "task_categories": ["question-answering", "text-retrieval", "text-classification"],
         "tags": ["entity-disambiguation", "retrieval", "popularity-bias", "wikidata", "kilt"],
         "size_categories": ["10K<n<100K"],
-        "configs": configs,
+        **card_entries(written, default=next(iter(stats))),
     }
     body = string.Template(CARD_TEMPLATE.read_text(encoding="utf-8")).substitute(
         statistics_table=statistics_table(stats),

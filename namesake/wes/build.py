@@ -156,10 +156,11 @@ def build_wes(
     filters = _filters(dictionary, hard_negatives, redirects, all_targets, seed)
     notes = [f"{key}: {value:,}" for key, value in report.counts.items()] + report.problems
     with atomic_directory(out) as staging:
-        write_configs(staging, configs)
+        written = write_configs(staging, configs)
         card = dataset_card(
             year,
             configs,
+            written,
             report.statistics,
             {"dump": ", ".join(p.name for p in paths)},
             filters,

@@ -13,6 +13,7 @@ import pyarrow.parquet as pq
 import yaml
 
 import namesake
+from namesake.dataset_folder import WrittenConfig, card_entries, write_config
 from namesake.io import BadInputError
 from namesake.wes.pairs import PAIR_SCHEMA
 
@@ -37,19 +38,15 @@ def corpus_table(corpus: pa.Table) -> pa.Table:
     )
 
 
-def write_configs(folder: Path, configs: dict[str, dict[str, pa.Table]]) -> None:
-    """Writes ``folder/<config>/<split>-0000i-of-0000n.parquet`` for every non-empty split
-    (an empty Parquet file would not load; the caller reports empty splits)."""
-    for config, splits in configs.items():
-        (folder / config).mkdir(parents=True)
-        for split, table in splits.items():
-            if not table.num_rows:
-                continue
-            shards = -(-table.num_rows // ROWS_PER_SHARD)
-            for shard in range(shards):
-                part = table.slice(shard * ROWS_PER_SHARD, ROWS_PER_SHARD)
-                name = f"{split}-{shard:05d}-of-{shards:05d}.parquet"
-                pq.write_table(part, folder / config / name)
+def write_configs(
+    folder: Path, configs: dict[str, dict[str, pa.Table]]
+) -> dict[str, WrittenConfig]:
+    """Writes ``folder/<config>/<split>-*.parquet`` for every non-empty split (the caller
+    reports empty splits)."""
+    return {
+        config: write_config(folder, config, splits, ROWS_PER_SHARD)
+        for config, splits in configs.items()
+    }
 
 
 def read_config(folder: str | Path, config: str, split: str = "train") -> pa.Table:
@@ -98,28 +95,14 @@ SPLIT_NAMES = ("train", "validation", "test")
 def dataset_card(
     year: int,
     configs: dict[str, dict[str, pa.Table]],
+    written: dict[str, WrittenConfig],
     stats: dict[int, dict],
     sources: dict[str, str],
     filters: list[str],
     notes: list[str],
 ) -> str:
-    """README.md with the Hub's YAML header (configs and their splits, license) and the
-    card body from the template."""
-    first = next(iter(configs))
-    entries = []
-    for config, splits in configs.items():
-        files = [
-            {"split": split, "path": f"{config}/{split}-*.parquet"}
-            for split, table in splits.items()
-            if table.num_rows
-        ]
-        entries.append(
-            {
-                "config_name": config,
-                "data_files": files,
-                **({"default": True} if config == first else {}),
-            }
-        )
+    """README.md with the Hub's YAML header (license, and the `dataset_info` and `configs`
+    of the `written` configs) and the card body from the template."""
     total = sum(t.num_rows for splits in configs.values() for t in splits.values())
     header = {
         "pretty_name": "WES (Wiki Entity Similarity)",
@@ -128,7 +111,7 @@ def dataset_card(
         "task_categories": ["text-classification", "sentence-similarity"],
         "tags": ["named-entities", "synonyms", "paraphrasing", "wikipedia", "entity-similarity"],
         "size_categories": [_size_category(total)],
-        "configs": entries,
+        **card_entries(written, default=next(iter(written))),
     }
     thresholds = sorted(stats)
     example = thresholds[0] if thresholds else 5
