@@ -232,7 +232,12 @@ def test_rank_entities_and_report_on_minilm(kilt_passages, tmp_path, nlp, capsys
 
     top1 = tmp_path / "top1.parquet"
     rank_entities(passages, _minilm(), top1, n=1, k=1, nlp=nlp)
-    assert pq.read_table(top1).to_pylist()[0]["entities"] == first["entities"][:1]
+    # One passage alone is padded differently from three in a batch: the spans match
+    # exactly, the attention to the last bits only (it differed on an AMD EPYC).
+    (alone,) = pq.read_table(top1).to_pylist()[0]["entities"]
+    batched = first["entities"][0]
+    assert {**alone, "attention": None} == {**batched, "attention": None}
+    assert alone["attention"] == pytest.approx(batched["attention"], rel=1e-5, abs=1e-7)
 
     report_dir = tmp_path / "report"
     report = attention_report(passages, [_minilm(), _minilm()], n=3, out=report_dir, nlp=nlp)
