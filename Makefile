@@ -7,15 +7,41 @@ DEMO_OUT ?= demo_output
 export HF_HUB_OFFLINE := 1
 export HF_DATASETS_OFFLINE := 1
 
-.PHONY: install test demo space ecqg-demo lint bench bench-retrieval
+# The Space's browser tests drive Debian's Chromium (never a downloaded browser build).
+CHROMIUM ?= /usr/bin/chromium
+export NAMESAKE_CHROMIUM := $(CHROMIUM)
+CHROMIUM_MISSING := Chromium not found at $(CHROMIUM): the Space's browser tests need it. \
+	Run: sudo apt-get install chromium (or pass CHROMIUM=/path/to/chromium)
 
-install:
+.PHONY: install chromium test demo space ecqg-demo lint bench bench-retrieval
+
+install: chromium
 	$(PYTHON) -m venv $(VENV)
 	# Pinned: this version has a local CPU wheel; anything else pulls GBs of CUDA packages.
 	$(BIN)/pip install torch==2.13.0
 	$(BIN)/pip install -e ".[space,dev]"
 
+# Installs Chromium with apt when it is missing and this user may (root, or sudo without a
+# password prompt); otherwise prints the one command to run. The rest of the install goes on.
+chromium:
+	@if [ -x "$(CHROMIUM)" ]; then \
+		echo "Chromium: $(CHROMIUM)"; \
+	elif ! command -v apt-get >/dev/null; then \
+		echo "$(CHROMIUM_MISSING)"; \
+	elif [ "$$(id -u)" = 0 ]; then \
+		echo "Installing Chromium with apt-get (the Space's browser tests)"; \
+		apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium \
+			>/dev/null || echo "$(CHROMIUM_MISSING)"; \
+	elif command -v sudo >/dev/null && sudo -n true 2>/dev/null; then \
+		echo "Installing Chromium with sudo apt-get (the Space's browser tests)"; \
+		sudo apt-get update -qq && sudo DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+			chromium >/dev/null || echo "$(CHROMIUM_MISSING)"; \
+	else \
+		echo "$(CHROMIUM_MISSING)"; \
+	fi
+
 test:
+	@[ -x "$(CHROMIUM)" ] || { echo "make test: $(CHROMIUM_MISSING)"; exit 1; }
 	$(BIN)/python -m pytest -q
 
 demo:

@@ -11,11 +11,25 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
+# The Space's browser tests drive Debian's Chromium; `make` passes its CHROMIUM here.
+CHROMIUM = Path(os.environ.get("NAMESAKE_CHROMIUM", "/usr/bin/chromium"))
 SAMPLE = Path(__file__).parent.parent / "dataset_scripts" / "amber" / "sample"
 SAMPLE_WIKIDATA = SAMPLE / "wikidata-sample-all.json.bz2"
 SAMPLE_KILT = SAMPLE / "kilt_knowledgesource-sample.json"
 SAMPLE_PAGECOUNTS_EZ = SAMPLE / "pagecounts-sample-views-ge-5-totals.bz2"
 SAMPLE_PAGEVIEWS_COMPLETE = SAMPLE / "pageviews-sample-user.gz"
+
+
+def pytest_collection_modifyitems(config, items):
+    """Without Chromium, stop before any test runs, in one line: not an error in each
+    browser test, and never a silent skip."""
+    if not CHROMIUM.is_file() and any("e2e" in item.path.parts for item in items):
+        pytest.exit(
+            f"Chromium not found at {CHROMIUM}: the Space's browser tests need it. "
+            "Install it (`sudo apt-get install chromium`, or `make install` as root), "
+            "or set NAMESAKE_CHROMIUM to its path.",
+            returncode=pytest.ExitCode.USAGE_ERROR,
+        )
 
 
 @pytest.fixture(scope="session")
