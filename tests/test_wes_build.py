@@ -399,6 +399,62 @@ def test_a_rebuild_into_one_folder_loads_the_new_rows(sample, tmp_path, monkeypa
     assert pairs_of(loaded) == {("A", "A"), ("B", "bee")}
 
 
+def write_dump(path: Path, pages: dict[str, str]) -> Path:
+    """A plain pages-articles dump of main-namespace pages (title -> wikitext)."""
+    xml = "".join(
+        f"<page><title>{title}</title><ns>0</ns><id>{n}</id>"
+        f"<revision><text>{text}</text></revision></page>"
+        for n, (title, text) in enumerate(pages.items(), 1)
+    )
+    path.write_text(f"<mediawiki>{xml}</mediawiki>", encoding="utf-8")
+    return path
+
+
+def test_a_partial_dump_says_to_pass_all_targets(tmp_path, capsys):
+    """Every link leads out of this part of a dump: say what to do, not only 'nothing'."""
+    outward = "[[Paris|the capital]] [[London]] [[Rome|the eternal city]]"
+    dump = write_dump(tmp_path / "part.xml", {"A": outward, "B": outward, "C": "[[Paris]]"})
+    hint = (
+        r"7 of 7 links \(100.0%\) point to pages missing from the dump: this looks like a "
+        r"partial dump \(one part of a multistream dump, or an excerpt\); pass --all-targets "
+        "to keep links to pages outside it"
+    )
+    with pytest.raises(NamesakeError, match="no article passed the threshold.*" + hint):
+        build_wes(dump, tmp_path / "out", thresholds=[1], year=YEAR, dictionary=False)
+    with pytest.raises(SystemExit, match=hint):
+        main(
+            ["wes", "build", "--dump", str(dump), "--out", str(tmp_path / "cli")]
+            + ["--thresholds", "1", "--year", str(YEAR), "--no-dictionary-filter"]
+        )
+    assert "Traceback" not in capsys.readouterr().err
+
+    report = build_wes(
+        dump, tmp_path / "out", thresholds=[1], year=YEAR, dictionary=False, all_targets=True
+    )
+    assert pairs_of(read_config(tmp_path / "out", f"{YEAR}thresh1corpus")) == {
+        ("Paris", "the capital"),
+        ("Paris", "Paris"),
+        ("London", "London"),
+        ("Rome", "the eternal city"),
+    }
+    assert not any("--all-targets" in p for p in report.problems)
+
+
+def test_partial_dump_hint_on_a_build_that_still_writes(sample_build):
+    _, report = sample_build  # a 206-page excerpt: 82 of its 20,774 links stay inside
+    (hint,) = [p for p in report.problems if "pass --all-targets" in p]
+    assert hint.startswith("20,691 of 20,774 links (99.6%) point to pages missing")
+
+
+def test_no_partial_dump_hint_when_links_stay_inside(tmp_path):
+    dump = write_dump(
+        tmp_path / "whole.xml", {"A": "[[B|bee]] [[C]]", "B": "[[A]] [[Nowhere]]", "C": "[[A]]"}
+    )
+    report = build_wes(dump, tmp_path / "out", thresholds=[1], year=YEAR, dictionary=False)
+    assert report.counts["links to pages missing from the dump (neither article nor redirect)"] == 1
+    assert not any("--all-targets" in p for p in report.problems)
+
+
 def test_cli_build_with_options(sample, tmp_path, capsys):
     out = tmp_path / "cli"
     argv = ["wes", "build", "--dump", str(sample), "--out", str(out), "--thresholds", "2"]

@@ -25,6 +25,7 @@ from namesake.wes.dataset import (
 from namesake.wes.mining import expand_dumps, mine_dumps
 from namesake.wes.pairs import (
     HARD_NEGATIVES,
+    MISSING_TARGETS,
     DictionaryWords,
     add_pairs,
     dictionary_filter,
@@ -36,6 +37,8 @@ from namesake.wes.pairs import (
 )
 
 DEFAULT_THRESHOLDS = (5, 10, 20)
+# Above this share of links to pages absent from the dump, the dump looks partial.
+PARTIAL_DUMP_SHARE = 0.5
 DUMP_DATE = re.compile(
     r"(?<![0-9])((?:19|20)[0-9]{2})(?:0[1-9]|1[0-2])(?:0[1-9]|[12][0-9]|3[01])(?![0-9])"
 )
@@ -110,6 +113,9 @@ def build_wes(
     for key, value in resolved.items():
         if key != "links":
             report.counts[key] = value
+    partial_dump = None if all_targets else partial_dump_hint(resolved)
+    if partial_dump:
+        report.problems.append(partial_dump)
     counts = source_counts(links)
     words = words if words is not None or not dictionary else DictionaryWords()
     lap("targets and incoming links")
@@ -150,7 +156,9 @@ def build_wes(
     report.problems += problems.summary()
     if not configs:
         raise NamesakeError(
-            "no article passed the threshold, nothing written: " + "; ".join(report.lines())
+            "no article passed the threshold, nothing written: "
+            + (f"{partial_dump}. " if partial_dump else "")
+            + "; ".join(report.lines())
         )
     report.configs = list(configs)
     filters = _filters(dictionary, hard_negatives, redirects, all_targets, seed)
@@ -174,6 +182,22 @@ def build_wes(
             file=sys.stderr,
         )
     return report
+
+
+def partial_dump_hint(resolved: dict[str, int]) -> str | None:
+    """What to do when most links point outside the dump, or None.
+
+    In a full dump few links are red (their page does not exist); in one part of a
+    multistream dump, or an excerpt, most targets are simply elsewhere, and without
+    `--all-targets` almost nothing survives."""
+    missing, links = resolved[MISSING_TARGETS], resolved["links"]
+    if not links or missing <= PARTIAL_DUMP_SHARE * links:
+        return None
+    return (
+        f"{missing:,} of {links:,} links ({missing / links:.1%}) point to pages missing from "
+        "the dump: this looks like a partial dump (one part of a multistream dump, or an "
+        "excerpt); pass --all-targets to keep links to pages outside it"
+    )
 
 
 def _filters(

@@ -51,6 +51,9 @@ def article_titles(pages: pa.Table) -> pa.Array:
     return _sorted_unique(pages.filter(pc.is_null(pages["redirect"]))["title"])
 
 
+MISSING_TARGETS = "links to pages missing from the dump (neither article nor redirect)"
+
+
 def resolve_targets(
     links: pa.Table, pages: pa.Table, redirects: bool = False, all_targets: bool = False
 ) -> tuple[pa.Table, dict[str, int]]:
@@ -65,6 +68,8 @@ def resolve_targets(
     """
     counts = {"links": links.num_rows}
     titles = article_titles(pages)
+    in_dump = pc.is_in(links["article"], value_set=pages["title"])
+    counts[MISSING_TARGETS] = links.num_rows - (pc.sum(in_dump).as_py() or 0)
     redirect_pages = pages.filter(pc.is_valid(pages["redirect"]))
     if redirects and redirect_pages.num_rows:
         targets = links["article"]
