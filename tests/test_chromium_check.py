@@ -10,29 +10,25 @@ ROOT = Path(__file__).resolve().parent.parent
 MISSING = "/nonexistent/chromium"
 
 
-def test_pytest_stops_before_any_browser_test_without_chromium():
-    env = {**os.environ, "NAMESAKE_CHROMIUM": MISSING}
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/e2e"],
+def pytest_without_chromium(*paths: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", *paths],
         cwd=ROOT,
-        env=env,
+        env={**os.environ, "NAMESAKE_CHROMIUM": MISSING},
         capture_output=True,
         text=True,
     )
+
+
+def test_pytest_stops_before_any_browser_test_without_chromium():
+    done = pytest_without_chromium("tests/e2e")
     assert done.returncode == 4, done.stdout + done.stderr
     assert f"Chromium not found at {MISSING}" in done.stdout
     assert "no tests ran" in done.stdout and "Traceback" not in done.stdout + done.stderr
 
 
 def test_other_tests_run_without_chromium():
-    env = {**os.environ, "NAMESAKE_CHROMIUM": MISSING}
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "tests/test_startup.py"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    done = pytest_without_chromium("tests/test_startup.py")
     assert done.returncode == 0 and " passed" in done.stdout, done.stdout
 
 
