@@ -284,7 +284,8 @@ def _wes_score(args) -> None:
         print(f"| {prediction} | {' / '.join(refs)} | {score:.3f} | {same} |")
     print(
         f"Mean WES score {result['score']:.3f}, accuracy {result['accuracy']:.2f}; "
-        f"exact match {result['exact_match']:.1f}, token F1 {result['f1']:.1f} (SQuAD, 0-100)"
+        f"exact match {result['exact_match']:.1f}, token F1 {result['f1']:.1f} "
+        "(AmbER-normalised, 0-100)"
     )
 
 

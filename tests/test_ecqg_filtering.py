@@ -101,6 +101,7 @@ def test_contains_answer_and_match():
     assert answers_match("The Eiffel Tower", "eiffel tower")
     assert answers_match("Eiffel Tower in Paris", "the Eiffel Tower")  # F1 = 0.8
     assert not answers_match("Paris", "Eiffel Tower")
+    assert not answers_match("", "") and not answers_match("the", "a")  # no answer found
 
 
 def test_answer_filter_substring_fallback():

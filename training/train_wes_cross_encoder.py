@@ -6,8 +6,9 @@ head on the encoder given by ``--model``), fed the pair (article, link_text) and
 BCE-with-logits on ``is_same``. Each epoch ends with an evaluation on the validation split; at
 the end the test split is scored by the cross-encoder and by three baselines on the same pairs:
 
-- **exact match**: SQuAD-normalised link_text == article; "same" when they are equal;
-- **token F1**: SQuAD token F1 of link_text against article; "same" when F1 >= 0.5;
+- **exact match**: link_text == article after AmbER's answer normalisation
+  (``namesake.text``); "same" when they are equal;
+- **token F1**: AmbER-normalised token F1 of link_text against article; "same" when F1 >= 0.5;
 - **bi-encoder cosine**: zero-shot cosine of all-MiniLM-L6-v2 embeddings (``--bi_encoder``);
   "same" when the cosine reaches the threshold that maximises accuracy on the validation split.
 
@@ -50,7 +51,7 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_
 
 from namesake.hub import push_folder
 from namesake.io import atomic_directory
-from namesake.text import get_tokens, normalize_answer
+from namesake.text import exact_match, token_f1
 
 ROOT = Path(__file__).resolve().parent.parent
 CARD_TEMPLATE = ROOT / "model_cards" / "wes_cross_encoder.md"
@@ -150,17 +151,6 @@ def best_threshold(labels, scores) -> float:
     return float(candidates[int(np.argmax(accuracies))])
 
 
-def squad_f1(prediction: str, reference: str) -> float:
-    pred, gold = get_tokens(prediction), get_tokens(reference)
-    if not pred or not gold:
-        return float(pred == gold)
-    common = sum(min(pred.count(t), gold.count(t)) for t in set(pred) & set(gold))
-    if common == 0:
-        return 0.0
-    precision, recall = common / len(pred), common / len(gold)
-    return 2 * precision * recall / (precision + recall)
-
-
 # --- model card ---
 
 
@@ -180,8 +170,8 @@ def render_card(template: str, values: dict) -> str:
 def results_table(test: dict) -> str:
     rows = [
         ("cross-encoder (this model)", test["cross_encoder"], "sigmoid ≥ 0.5"),
-        ("exact match (SQuAD-normalised)", test["exact_match"], "equal"),
-        ("token F1 (SQuAD)", test["token_f1"], f"F1 ≥ {TOKEN_F1_THRESHOLD}"),
+        ("exact match (AmbER-normalised)", test["exact_match"], "equal"),
+        ("token F1 (AmbER-normalised)", test["token_f1"], f"F1 ≥ {TOKEN_F1_THRESHOLD}"),
         (
             "bi-encoder cosine, zero-shot",
             test["bi_encoder"],
@@ -327,10 +317,10 @@ def main(argv=None):
     }
     test_pairs = list(zip(test_set["article"], test_set["link_text"], strict=True))
     labels = np.asarray(test_set["is_same"], dtype=int)
-    em = [float(normalize_answer(t) == normalize_answer(a)) for a, t in test_pairs]
+    em = [exact_match(t, a) for a, t in test_pairs]
     test["exact_match"] = binary_metrics(labels, em, 0.5)
     test["token_f1"] = binary_metrics(
-        labels, [squad_f1(t, a) for a, t in test_pairs], TOKEN_F1_THRESHOLD
+        labels, [token_f1(t, a) for a, t in test_pairs], TOKEN_F1_THRESHOLD
     )
 
     from sentence_transformers import SentenceTransformer

@@ -4,10 +4,12 @@ Lexical QA metrics (exact match, token F1) punish a correct answer phrased diffe
 for "New York City"). Huang et al. (2022) mine entity synonyms from Wikipedia link texts (the
 WES dataset) and train a cross-encoder that judges whether two names denote the same entity.
 This module scores each prediction against its references with such a model and reports the
-best score per example, next to SQuAD exact match and token F1.
+best score per example, next to exact match and token F1 (AmbER's answer normalisation:
+SQuAD's, except that a dash becomes a space instead of disappearing).
 
 Self-contained: it imports neither the `namesake` package nor anything outside the
-requirements in ``requirements.txt``; the SQuAD normalisation is copied here.
+requirements in ``requirements.txt``; the normalisation, exact match and token F1 are
+copied here from ``namesake.text`` (a test pins the copy to it).
 
 Which model scores (``model_name_or_path=None``):
 
@@ -55,8 +57,9 @@ trained on WES (Wiki Entity Similarity: entity names mined from Wikipedia link t
 logit goes through a sigmoid to a 0-1 probability that both strings name the same entity, or,
 when no WES cross-encoder is available, the cosine similarity of all-MiniLM-L6-v2 sentence
 embeddings (zero-shot, not WES-trained). An example's score is its best score against any
-reference; `accuracy` is the share of examples whose score reaches the threshold. SQuAD exact
-match and token F1 (max over references) are reported alongside for comparison.
+reference; `accuracy` is the share of examples whose score reaches the threshold. Exact match
+and token F1 (max over references; answers normalised as AmbER does: SQuAD's normalisation
+with a dash turned into a space) are reported alongside for comparison.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -79,8 +82,9 @@ Returns:
         cross-encoder; cosine, -1 to 1, for the bi-encoder).
     "accuracy" (`float`, 0-1): share of examples with score >= threshold.
     "scores" (`list` of `float`): the best score of each example.
-    "exact_match", "f1" (`float`, 0-100): SQuAD exact match and token F1, max over references,
-        averaged over examples, in percent as the SQuAD metric reports them.
+    "exact_match", "f1" (`float`, 0-100): exact match and token F1 after AmbER's answer
+        normalisation, max over references, averaged over examples, in percent as the SQuAD
+        metric reports them; two answers with no token left agree (100), as in SQuAD.
     "scorer" (`str`): "cross-encoder" or "bi-encoder cosine".
     "model" (`str`): the directory or Hub id of the model that scored.
     "model_source" (`str`): "argument", "NAMESAKE_WES_MODEL", "default location" or
@@ -101,7 +105,7 @@ CROSS_ENCODER = "cross-encoder"
 BI_ENCODER = "bi-encoder cosine"
 
 
-# --- SQuAD normalisation (same as namesake.text, copied to keep this module self-contained) ---
+# --- answer text metrics (namesake.text, copied to keep this module self-contained) ---
 
 _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 # "-" becomes a space, every other ASCII punctuation character disappears.
@@ -119,12 +123,13 @@ def get_tokens(text: str) -> list[str]:
 
 
 def exact_match(prediction: str, reference: str) -> float:
-    """1.0 when both strings are equal after SQuAD normalisation, else 0.0."""
+    """1.0 when both strings are equal after normalisation, else 0.0."""
     return float(normalize_answer(prediction) == normalize_answer(reference))
 
 
 def token_f1(prediction: str, reference: str) -> float:
-    """SQuAD token F1 (0-1); two empty answers agree (1.0), one empty answer scores 0.0."""
+    """Token F1 (0-1) of the normalised answers; two token-less answers agree (1.0), one
+    token-less answer scores 0.0."""
     pred, gold = get_tokens(prediction), get_tokens(reference)
     if not pred or not gold:
         return float(pred == gold)

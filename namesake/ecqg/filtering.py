@@ -10,7 +10,7 @@ probabilities with a softmax over the *passage* tokens only (question and specia
 masked); a span (i, j) with i ≤ j < i + ``max_answer_length`` scores p_start(i) · p_end(j),
 and the best span over all windows is the prediction, its score the confidence (in [0, 1]).
 A record is kept when the confidence is ≥ ``threshold`` **and** the predicted span matches the
-generated answer after SQuAD normalisation (:func:`namesake.text.normalize_answer`): equal, or
+generated answer after AmbER's normalisation (:func:`namesake.text.normalize_answer`): equal, or
 token F1 ≥ ``min_f1`` (0.5). Without a QA model the filter falls back to "the normalised
 generated answer occurs, on word boundaries, in the normalised passage" and says so in the
 statistics (``"answer_filter": "substring fallback (no QA model)"``).
@@ -34,7 +34,7 @@ from collections.abc import Iterable, Mapping
 
 import numpy as np
 
-from namesake.text import get_tokens, normalize_answer
+from namesake.text import exact_match, get_tokens, normalize_answer, token_f1
 
 logger = logging.getLogger(__name__)
 
@@ -83,22 +83,12 @@ def contains_answer(answer: str, text: str) -> bool:
     return re.search(rf"(?<!\S){re.escape(needle)}(?!\S)", normalize_answer(text)) is not None
 
 
-def f1_score(prediction: str, reference: str) -> float:
-    """SQuAD token F1 between two strings after normalisation."""
-    pred, ref = get_tokens(prediction), get_tokens(reference)
-    common = sum((Counter(pred) & Counter(ref)).values())
-    if not pred or not ref or common == 0:
-        return 0.0
-    precision, recall = common / len(pred), common / len(ref)
-    return 2 * precision * recall / (precision + recall)
-
-
 def answers_match(prediction: str, reference: str, min_f1: float = MIN_F1) -> bool:
-    """Normalised exact match, or token F1 ≥ `min_f1`."""
-    norm_pred = normalize_answer(prediction)
-    if norm_pred and norm_pred == normalize_answer(reference):
-        return True
-    return f1_score(prediction, reference) >= min_f1
+    """Normalised exact match, or token F1 ≥ `min_f1`; a prediction with no token left
+    after normalisation never matches (the QA model found no answer)."""
+    if not get_tokens(prediction):
+        return False
+    return exact_match(prediction, reference) == 1.0 or token_f1(prediction, reference) >= min_f1
 
 
 class ExtractiveQA:

@@ -10,7 +10,7 @@ format::
      "positive_ctxs": [{"title", "text", "passage_id"}], "negative_ctxs": [],
      "hard_negative_ctxs": [{"title", "text", "passage_id"}, ...]}
 
-"Contains the answer" is :func:`namesake.ecqg.filtering.contains_answer`: the SQuAD-normalised
+"Contains the answer" is :func:`namesake.ecqg.filtering.contains_answer`: the AmbER-normalised
 answer occurs on word boundaries in the normalised passage text.
 """
 

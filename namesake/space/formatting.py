@@ -250,6 +250,6 @@ def answer_verdict(result: dict) -> str:
         f"{'same entity' if same else 'not the same entity'}</span> "
         f"(threshold {result['threshold']:.2f})</p>"
         f'<p class="ns-lexical">Exact match {result["exact_match"]:.0f} · '
-        f"token F1 {result['f1']:.1f} (SQuAD, 0-100)</p>"
+        f"token F1 {result['f1']:.1f} (AmbER-normalised, 0-100)</p>"
         f'<p class="ns-scorer">Scored by the {scorer}: {escape(str(result["model"]))}</p></div>'
     )
