@@ -14,14 +14,9 @@ import torch
 import yaml
 from tiny_models import save_tiny_bert
 
-from namesake.ecqg.dpr import (
-    DPRFileError,
-    dpr_loss,
-    has_answer,
-    read_dpr_file,
-    read_qa_file,
-    top_k_accuracy,
-)
+from namesake.ecqg.dpr.data import DPRFileError, read_dpr_file, read_qa_file
+from namesake.ecqg.dpr.evaluation import has_answer, top_k_accuracy
+from namesake.ecqg.dpr.modeling import dpr_loss
 
 ROOT = Path(__file__).parent.parent
 

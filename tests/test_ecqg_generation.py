@@ -10,7 +10,7 @@ import pyarrow.parquet as pq
 import pytest
 import spacy
 
-from namesake.ecqg.dpr import read_dpr_file
+from namesake.ecqg.dpr.data import read_dpr_file
 from namesake.ecqg.generation import (
     conditioning_entity,
     format_source,

@@ -6,7 +6,7 @@ row per passage, not split further) or a KILT JSONL knowledge source (split into
 passage is indexed as its own entry of a flat :class:`namesake.retrieval.DenseRetriever`, so the
 ranking is over passages, as in DPR. Questions come from DPR's ``question \\t ["answers"]``
 CSV/TSV or a JSON file. A question is answered at k when one of its first k passages contains
-an answer (``namesake.ecqg.dpr.has_answer``).
+an answer (``namesake.ecqg.dpr.evaluation.has_answer``).
 
 ``--similarity cosine`` (default) searches with the DenseRetriever (normalised embeddings);
 ``--similarity dot`` encodes with the same sentence-transformers models without normalising
@@ -28,7 +28,8 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from namesake.ecqg.dpr import DPRFileError, read_qa_file, top_k_accuracy  # noqa: E402
+from namesake.ecqg.dpr.data import DPRFileError, read_qa_file  # noqa: E402
+from namesake.ecqg.dpr.evaluation import top_k_accuracy  # noqa: E402
 from namesake.retrieval import DenseRetriever, Document, read_kilt_documents  # noqa: E402
 from namesake.retrieval.corpus import split_passages  # noqa: E402
 from namesake.retrieval.dense import passage_input  # noqa: E402

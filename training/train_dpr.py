@@ -3,9 +3,9 @@
 A linear script in the style of transformers' ``examples/pytorch/*_no_trainer.py``. Question and
 passage encoders (``AutoModel``, shared with ``--shared`` or separate), ``[CLS]`` pooling; the
 loss is DPR's NLL over dot-product scores with in-batch negatives plus ``--hard_negatives``
-hard negatives per question (``namesake.ecqg.dpr.dpr_loss``). A question's hard negatives are
-the first ones of its ``hard_negative_ctxs``; an item with too few gets the positives of other
-items instead (counted and reported).
+hard negatives per question (``namesake.ecqg.dpr.modeling.dpr_loss``). A question's hard
+negatives are the first ones of its ``hard_negative_ctxs``; an item with too few gets the
+positives of other items instead (counted and reported).
 
 With several processes (``accelerate launch --num_processes N``) every process gathers the
 question and passage embeddings of all processes, as DPR does: the local part keeps its
@@ -22,7 +22,7 @@ Outputs, in ``--output_dir`` (written to a temporary sibling, then renamed):
 - ``st_question_encoder/`` and ``st_passage_encoder/``: sentence-transformers exports (CLS
   pooling) for ``namesake retrieve --model OUT/st_passage_encoder --query-model
   OUT/st_question_encoder`` and ``DenseRetriever.build`` (which ranks by cosine; see
-  ``namesake/ecqg/dpr.py``);
+  ``namesake/ecqg/dpr/``);
 - ``metrics.json`` (settings, losses, dev top-k accuracy) and ``README.md``, the model card
   rendered from ``model_cards/dpr.md`` with ``huggingface_hub.ModelCard`` (``model-index``
   results when ``--dev_file`` is given).
@@ -63,15 +63,12 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # run as a script: import the repository's namesake
     sys.path.insert(0, str(ROOT))
 
-from namesake.ecqg.dpr import (  # noqa: E402
-    DEFAULT_KS,
+from namesake.ecqg.dpr.data import DPRFileError, passage_string, read_dpr_file  # noqa: E402
+from namesake.ecqg.dpr.evaluation import DEFAULT_KS, top_k_accuracy  # noqa: E402
+from namesake.ecqg.dpr.modeling import (  # noqa: E402
     BiEncoder,
-    DPRFileError,
     dpr_loss,
     export_sentence_transformers,
-    passage_string,
-    read_dpr_file,
-    top_k_accuracy,
 )
 from namesake.hub import push_folder  # noqa: E402
 from namesake.io import atomic_directory  # noqa: E402

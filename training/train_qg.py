@@ -45,7 +45,7 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from namesake.ecqg.dpr import DPRFileError, read_dpr_file  # noqa: E402
+from namesake.ecqg.dpr.data import DPRFileError, read_dpr_file  # noqa: E402
 from namesake.ecqg.generation import training_examples  # noqa: E402
 from namesake.hub import push_folder  # noqa: E402
 from namesake.io import atomic_directory  # noqa: E402
