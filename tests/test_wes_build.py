@@ -353,7 +353,8 @@ def test_multistream_workers_mine_the_same_links(sample, tmp_path):
     )
     # and the year comes from the file name
     report = build_wes(multistream, tmp_path / "out", thresholds=[2], workers=3)
-    assert report.year == 2016 and (tmp_path / "out" / "2016thresh2pairs").is_dir()
+    assert report.configs == ["2016thresh2corpus", "2016thresh2pairs"]  # the name's year
+    assert (tmp_path / "out" / "2016thresh2pairs").is_dir()
 
 
 def test_empty_threshold_is_reported_not_written(sample, tmp_path):
@@ -481,7 +482,7 @@ def test_bad_pages_are_counted_or_fatal_with_strict(tmp_path):
     ]
     dump.write_text("<mediawiki>" + "".join(pages) + "</mediawiki>", encoding="utf-8")
     report = build_wes(dump, tmp_path / "out", thresholds=[1], dictionary=False)
-    assert report.year == 2020
+    assert report.configs == ["2020thresh1corpus", "2020thresh1pairs"]  # the file name's year
     assert any("page without text" in p for p in report.problems)
     assert pairs_of(read_config(tmp_path / "out", "2020thresh1corpus")) == {
         ("A", "A"),

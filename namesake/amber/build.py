@@ -4,8 +4,6 @@ layout) out. Each stage lives in the module named after it; this file only wires
 from __future__ import annotations
 
 import os
-import sys
-from dataclasses import dataclass, field
 from pathlib import Path
 
 from namesake.amber.alignment import align_to_pages
@@ -25,22 +23,8 @@ from namesake.amber.names import find_polysemous_names
 from namesake.amber.pageviews import read_pageviews
 from namesake.amber.reference import COLLECTIONS, PRACTICED_BY, USED_BY, load_collection
 from namesake.amber.relations import keep_distinguishing_relations
+from namesake.build_report import BuildReport, warn_skipped
 from namesake.io import InputProblems, NamesakeError, StageTimer, atomic_directory
-
-
-@dataclass
-class BuildReport:
-    """What a build did: counts per stage and collection, skipped input, timings."""
-
-    counts: dict[str, int] = field(default_factory=dict)
-    seconds: dict[str, float] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)
-    statistics: dict[str, dict] = field(default_factory=dict)
-
-    def lines(self) -> list[str]:
-        lines = [f"{key}: {value:,}" for key, value in self.counts.items()]
-        lines += [f"time {stage}: {s:.1f}s" for stage, s in self.seconds.items()]
-        return lines + self.problems
 
 
 def build_amber(
@@ -107,7 +91,7 @@ def build_amber(
         raise NamesakeError(
             "no AmbER set survived in any collection, nothing written: " + "; ".join(report.lines())
         )
-    notes = [f"{key}: {value:,}" for key, value in report.counts.items()] + report.problems
+    report.configs = list(configs)
     sources = {
         "Wikidata": Path(wikidata).name,
         "page views": Path(pageviews).name,
@@ -115,16 +99,12 @@ def build_amber(
     }
     with atomic_directory(out) as staging:
         written = write_configs(staging, configs)
-        card = dataset_card(report.statistics, sources, notes, written)
+        card = dataset_card(report.statistics, sources, report.notes(), written)
         (staging / "README.md").write_text(card, encoding="utf-8")
     if jsonl_dir is not None:
         with atomic_directory(jsonl_dir) as staging:
             for name, (tuples, instances) in outputs.items():
                 write_jsonl_layout(staging, name, tuples, instances)
     lap("writing")
-    if problems.total():
-        print(
-            f"Skipped {problems.total():,} bad input line(s); --strict stops at the first.",
-            file=sys.stderr,
-        )
+    warn_skipped(problems, "bad input line(s)")
     return report

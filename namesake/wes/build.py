@@ -6,13 +6,12 @@ from __future__ import annotations
 
 import os
 import re
-import sys
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import pyarrow as pa
 
+from namesake.build_report import BuildReport, warn_skipped
 from namesake.io import InputProblems, NamesakeError, StageTimer, atomic_directory
 from namesake.wes.dataset import (
     corpus_config,
@@ -44,23 +43,6 @@ DUMP_DATE = re.compile(
 )
 
 
-@dataclass
-class WesReport:
-    """What a build did: counts per stage, statistics per threshold, skipped input, timings."""
-
-    year: int = 0
-    counts: dict[str, int] = field(default_factory=dict)
-    seconds: dict[str, float] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)
-    statistics: dict[int, dict] = field(default_factory=dict)
-    configs: list[str] = field(default_factory=list)
-
-    def lines(self) -> list[str]:
-        lines = [f"{key}: {value:,}" for key, value in self.counts.items()]
-        lines += [f"time {stage}: {s:.1f}s" for stage, s in self.seconds.items()]
-        return lines + self.problems
-
-
 def dump_year(paths: Sequence[str | os.PathLike]) -> int | None:
     """The year of the dump's date in its file name (`enwiki-20181220-pages-...` -> 2018),
     or None when no name carries a date."""
@@ -84,7 +66,7 @@ def build_wes(
     all_targets: bool = False,
     strict: bool = False,
     words: DictionaryWords | None = None,
-) -> WesReport:
+) -> BuildReport:
     """Mines WES from the dump file(s) (paths or glob patterns) into the folder `out`, which
     appears atomically, or not at all. `words` replaces the default dictionary (tests)."""
     thresholds = sorted(set(int(t) for t in thresholds))
@@ -97,7 +79,7 @@ def build_wes(
     if year is None:
         names = ", ".join(p.name for p in paths)
         raise NamesakeError(f"no dump date in the file name ({names}): give --year")
-    report = WesReport(year=year)
+    report = BuildReport()
     problems = InputProblems(strict)
     lap = StageTimer(report.seconds).lap
 
@@ -162,7 +144,6 @@ def build_wes(
         )
     report.configs = list(configs)
     filters = _filters(dictionary, hard_negatives, redirects, all_targets, seed)
-    notes = [f"{key}: {value:,}" for key, value in report.counts.items()] + report.problems
     with atomic_directory(out) as staging:
         written = write_configs(staging, configs)
         card = dataset_card(
@@ -172,15 +153,11 @@ def build_wes(
             report.statistics,
             {"dump": ", ".join(p.name for p in paths)},
             filters,
-            notes,
+            report.notes(),
         )
         (staging / "README.md").write_text(card, encoding="utf-8")
     lap("writing")
-    if problems.total():
-        print(
-            f"Skipped {problems.total():,} bad page(s); --strict stops at the first.",
-            file=sys.stderr,
-        )
+    warn_skipped(problems, "bad page(s)")
     return report
 
 
