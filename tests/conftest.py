@@ -7,6 +7,7 @@ os.environ["HF_HUB_OFFLINE"] = "1"
 os.environ["HF_DATASETS_OFFLINE"] = "1"
 
 
+import importlib.util  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
@@ -18,6 +19,15 @@ SAMPLE_WIKIDATA = SAMPLE / "wikidata-sample-all.json.bz2"
 SAMPLE_KILT = SAMPLE / "kilt_knowledgesource-sample.json"
 SAMPLE_PAGECOUNTS_EZ = SAMPLE / "pagecounts-sample-views-ge-5-totals.bz2"
 SAMPLE_PAGEVIEWS_COMPLETE = SAMPLE / "pageviews-sample-user.gz"
+
+
+def load_module(path: Path, name: str | None = None):
+    """Imports the Python file `path` as a module (scripts and self-contained `evaluate`
+    modules are files, not importable packages)."""
+    spec = importlib.util.spec_from_file_location(name or path.stem, path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,12 +1,12 @@
 """The `entity_confusion` evaluate module: hand-computed cases, parity, validation."""
 
-import importlib.util
 import math
 import random
 from pathlib import Path
 
 import evaluate
 import pytest
+from conftest import load_module
 
 MODULE_DIR = Path(__file__).parent.parent / "metrics" / "entity_confusion"
 
@@ -19,11 +19,7 @@ def metric():
 @pytest.fixture(scope="module")
 def bare_compute():
     """The module's plain function, imported from the file (no evaluate machinery)."""
-    spec = importlib.util.spec_from_file_location(
-        "entity_confusion_bare", MODULE_DIR / "entity_confusion.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_module(MODULE_DIR / "entity_confusion.py", "entity_confusion_bare")
     return module.compute_entity_confusion
 
 

@@ -1,12 +1,12 @@
 """The `wes_similarity` evaluate module: known answers, model choice, validation."""
 
 import ast
-import importlib.util
 import math
 from pathlib import Path
 
 import evaluate
 import pytest
+from conftest import load_module
 from tiny_models import save_tiny_bert
 
 MODULE_DIR = Path(__file__).parent.parent / "metrics" / "wes_similarity"
@@ -20,12 +20,7 @@ def metric():
 @pytest.fixture(scope="module")
 def bare():
     """The module file imported directly (no evaluate machinery)."""
-    spec = importlib.util.spec_from_file_location(
-        "wes_similarity_bare", MODULE_DIR / "wes_similarity.py"
-    )
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(MODULE_DIR / "wes_similarity.py", "wes_similarity_bare")
 
 
 @pytest.fixture(autouse=True)
