@@ -1,4 +1,4 @@
-"""Speed of the `entity_confusion` metric on AmbER-sized inputs (issue 3, "Speed").
+"""Speed of the `entity_confusion` metric on AmbER-sized inputs .
 
 Goal: 80,000 queries x 100 retrieved ids in under 2 s. Each measurement runs in a fresh
 subprocess so that its peak RSS is its own:

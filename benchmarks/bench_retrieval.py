@@ -1,6 +1,6 @@
 """Retriever throughput: BM25 indexing and search, dense encoding, FAISS search.
 
-Measures (issue 3, "Speed"):
+Measures:
 
 - BM25: indexing documents/s on a synthetic KILT knowledge source of >= 1M short documents
   (read from disk with ``read_kilt_documents``, tokenised, indexed) and queries/s at k=100.

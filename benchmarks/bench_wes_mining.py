@@ -1,6 +1,6 @@
 """WES link mining throughput against the raw bz2 decompression rate of the same dump.
 
-The goal (issue 4, "Speed"): reading pages and extracting their links runs at >= 80% of
+The goal: reading pages and extracting their links runs at >= 80% of
 the speed at which one core merely decompresses the dump, and scales with workers on a
 multistream dump.
 

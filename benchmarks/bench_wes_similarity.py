@@ -1,4 +1,4 @@
-"""Speed of the `wes_similarity` metric on CPU (issue 4, "Speed": metric scoring pairs/s).
+"""Speed of the `wes_similarity` metric on CPU, in scored pairs per second.
 
 Each measurement runs in a fresh subprocess so that its peak RSS is its own:
 

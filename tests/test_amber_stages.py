@@ -1,8 +1,8 @@
 """Unit tests of the AmbER pipeline, one stage at a time, on hand-built dumps.
 
 Every fixture is written in the real dump formats (tests/dumps.py) and run through the real
-stage functions. Each test checks one rule of the spec (issue 2) and would fail if that rule
-were implemented differently.
+stage functions. Each test checks one rule of the AmbER pipeline (the paper's and the
+published code's) and would fail if that rule were implemented differently.
 """
 
 from __future__ import annotations

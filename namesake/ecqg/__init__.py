@@ -1,1 +1,2 @@
-"""Entity-conditioned question generation and Mixed-DPR (issue 5)."""
+"""Entity-conditioned question generation and Mixed-DPR: passages, attention analysis,
+question generation, filtering, the synthetic set and DPR."""
