@@ -13,7 +13,7 @@ export NAMESAKE_CHROMIUM := $(CHROMIUM)
 CHROMIUM_MISSING := Chromium not found at $(CHROMIUM): the Space's browser tests need it. \
 	Run: sudo apt-get install chromium (or pass CHROMIUM=/path/to/chromium)
 
-.PHONY: install chromium test demo space ecqg-demo lint bench bench-retrieval
+.PHONY: install chromium test demo space space-bundle ecqg-demo lint bench bench-retrieval
 
 install: chromium
 	$(PYTHON) -m venv $(VENV)
@@ -59,6 +59,15 @@ demo:
 # The Space on what `make demo` built: http://127.0.0.1:7860
 space:
 	$(BIN)/python space_app/app.py --artifacts $(DEMO_OUT)
+
+# The wheel space_app/requirements.txt installs (PyPI's `namesake` is another project), built
+# into space_app/wheels/ (git-ignored); then upload space_app/ as the Space repo. build/ goes
+# first: setuptools would put files since deleted from the tree into the wheel.
+SPACE_WHEELS ?= space_app/wheels
+space-bundle:
+	rm -rf build $(SPACE_WHEELS)
+	$(BIN)/python -m pip wheel --no-deps --no-build-isolation --no-index -w $(SPACE_WHEELS) .
+	@ls $(SPACE_WHEELS)/namesake-*.whl
 
 # Entity-conditioned question generation end to end on the real Wikipedia excerpt, on CPU.
 # The generator is BERT2BERT warm-started from the bundled MiniLM (no BART weights offline),

@@ -1,4 +1,14 @@
-"""Loading this repository's `evaluate` modules (``metrics/<name>/``) by path, offline."""
+"""namesake's `evaluate` modules, by path, offline: from a checkout or an installed package.
+
+The modules' source is ``metrics/<name>/`` in the repository; the package ships the same
+folders as package data (``namesake/data/metrics/<name>/``), so ``metric_path(name)`` works
+after ``pip install`` as well as in a checkout::
+
+    import evaluate
+    from namesake.metrics import metric_path
+
+    evaluate.load(str(metric_path("entity_confusion")))
+"""
 
 from __future__ import annotations
 
@@ -7,14 +17,27 @@ from pathlib import Path
 
 import evaluate
 
+from namesake.data import METRICS_DIR
 from namesake.io import NamesakeError
 
-METRICS_DIR = Path(__file__).resolve().parents[1] / "metrics"
+METRICS = ("entity_confusion", "wes_similarity")
+
+
+def metric_path(name: str) -> Path:
+    """The folder of the bundled evaluate module ``name`` (its script, card, requirements)."""
+    location = METRICS_DIR / name
+    if not (location / f"{name}.py").is_file():
+        known = ", ".join(METRICS)
+        raise NamesakeError(f"{location}: no {name}.py (the bundled metrics are {known})")
+    return location
 
 
 def load_metric(name: str, path: str | os.PathLike | None = None):
-    """The module ``name`` from ``path``, else from the checkout's ``metrics/<name>/``."""
-    location = Path(path) if path else METRICS_DIR / name
-    if not (location / f"{name}.py").is_file():
-        raise NamesakeError(f"{location}: no {name}.py (pass --metric PATH)")
+    """The evaluate module ``name`` from the folder ``path``, else the bundled one."""
+    if path is None:
+        location = metric_path(name)
+    else:
+        location = Path(path)
+        if not (location / f"{name}.py").is_file():
+            raise NamesakeError(f"{location}: no {name}.py (pass --metric PATH)")
     return evaluate.load(str(location))

@@ -21,20 +21,20 @@ import argparse
 import functools
 import logging
 import os
-from pathlib import Path
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # no network calls of our own
 
 import gradio as gr  # noqa: E402
 
+from namesake.data import AMBER_SAMPLE_DIR, AMBER_SAMPLE_FILES  # noqa: E402
 from namesake.io import NamesakeError  # noqa: E402
 from namesake.space import formatting  # noqa: E402
 from namesake.space.artifacts import load_artifacts  # noqa: E402
 from namesake.space.explorer import Explorer, head_or_tail  # noqa: E402
 
 logger = logging.getLogger("namesake.space")
-REPO = Path(__file__).resolve().parent.parent
-SAMPLE_CORPUS = REPO / "dataset_scripts" / "amber" / "sample" / "kilt_knowledgesource-sample.json"
+# The bundled sample ships inside the namesake package: the Space has no checkout around it.
+SAMPLE_CORPUS = AMBER_SAMPLE_DIR / AMBER_SAMPLE_FILES["kilt"]
 CSS = """
 .ns-hit { border: 1px solid #d0d7de; border-radius: 8px; padding: .5em .75em; margin: .4em 0; }
 .ns-hit[data-verdict="gold"] { border-left: 6px solid #1a7f37; }

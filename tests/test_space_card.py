@@ -5,6 +5,8 @@ from pathlib import Path
 import gradio
 from huggingface_hub import SpaceCard
 
+import namesake
+
 SPACE = Path(__file__).resolve().parents[1] / "space_app"
 
 
@@ -19,9 +21,16 @@ def test_space_readme_has_a_valid_gradio_header():
     assert "Ambiguous search" in card.text and "python space_app/app.py" in card.text
 
 
-def test_space_requirements_install_namesake_with_the_space_extra():
+def test_space_requirements_install_this_namesake_with_the_space_extra():
+    # The wheel `make space-bundle` builds, never PyPI's `namesake` (another project); its
+    # version is this package's. tests/test_install.py installs the line, offline.
     lines = (SPACE / "requirements.txt").read_text().splitlines()
     requirements = [line for line in lines if line.strip() and not line.startswith("#")]
-    assert requirements == ["namesake[space]"]
+    wheel = f"namesake-{namesake.__version__}-py3-none-any.whl"
+    assert requirements == [f"./wheels/{wheel}[space]"]
+    assert f"/resolve/main/wheels/{wheel}" in (SPACE / "README.md").read_text()  # Deploy
+    assert "space_app/wheels/" in (SPACE.parent / ".gitignore").read_text().splitlines()
+    makefile = (SPACE.parent / "Makefile").read_text()
+    assert "SPACE_WHEELS ?= space_app/wheels\nspace-bundle:" in makefile
     setup = (SPACE.parent / "setup.cfg").read_text()
     assert f"space =\n    gradio=={gradio.__version__}\n" in setup
