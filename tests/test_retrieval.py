@@ -390,3 +390,44 @@ def test_dense_dpr_style_query_model(dense, documents, tmp_path):
     assert loaded.query_model == DEFAULT_MODEL
     assert loaded.search(queries, k=5) == rankings
     assert loaded.query_encoder is not loaded.encoder
+
+
+@pytest.fixture(scope="module")
+def dot_model(tmp_path_factory):
+    """The bundled MiniLM without its Normalize layer, declaring the dot product as its
+    similarity, as the DPR encoders namesake exports are (CLS pooling, no normalisation)."""
+    from sentence_transformers import SentenceTransformer
+
+    minilm = SentenceTransformer(DEFAULT_MODEL)
+    model = SentenceTransformer(modules=[minilm[0], minilm[1]], similarity_fn_name="dot")
+    path = tmp_path_factory.mktemp("dot_model")
+    model.save(str(path))
+    return str(path)
+
+
+@pytest.mark.parametrize("kind", ["flat", "ivf"])
+def test_dense_searches_with_the_models_declared_dot_product(dot_model, documents, tmp_path, kind):
+    retriever = DenseRetriever.build(documents, model=dot_model, index=kind, show_progress=False)
+    assert retriever.settings["normalized"] is False
+    query = "Who wrote the screenplay?"
+    (ranking,) = retriever.search([query], k=3)
+    # The best document's score is its best passage's unnormalised dot product.
+    q = retriever.encode_queries([query])[0]
+    assert np.linalg.norm(q) != pytest.approx(1.0, abs=1e-3)
+    passages = [p for p in split_passages(documents) if p.wikipedia_id == ranking[0][0]]
+    separator = retriever.settings["title_separator"]
+    vectors = retriever.encoder.encode_document(
+        [passage_input(p.title, p.text, separator) for p in passages]
+    )
+    assert ranking[0][1] == pytest.approx(float(np.max(vectors @ q)), rel=1e-4)
+
+    retriever.save(tmp_path / "dot")
+    loaded = DenseRetriever.load(tmp_path / "dot")
+    assert loaded.settings["normalized"] is False
+    (again,) = loaded.search([query], k=3)
+    assert [d for d, _ in again] == [d for d, _ in ranking]
+
+
+def test_dense_refuses_encoders_that_disagree_on_similarity(dot_model, documents):
+    with pytest.raises(ValueError, match="different similarities"):
+        DenseRetriever.build(documents, model=dot_model, query_model=DEFAULT_MODEL)

@@ -9,11 +9,16 @@ MiniLM, ``</s>`` for RoBERTa-style ones; ``"."`` for a tokenizer without one), w
 Hugging Face tokenizer reads as that special token. The separator used is saved with the
 index.
 
-Embeddings are L2-normalised, so FAISS inner product is cosine similarity. Index types:
+The similarity is the one the passage model declares (sentence-transformers'
+``similarity_fn_name``): ``cosine`` (the default, and all-MiniLM-L6-v2's) L2-normalises the
+embeddings, so FAISS inner product is cosine; ``dot`` keeps them as they are, so a DPR
+encoder trained with the dot product (``namesake.ecqg.dpr.modeling`` exports declare it) is
+searched with the similarity it was trained with. Index types:
 
 - ``flat``: ``IndexFlatIP``, exact.
-- ``ivf``: ``IndexIVFFlat`` with ``nlist ≈ 4 * sqrt(passages)`` lists, trained (spherical
-  k-means) on the passages themselves; ``nprobe`` lists are searched (default 32).
+- ``ivf``: ``IndexIVFFlat`` with ``nlist ≈ 4 * sqrt(passages)`` lists, trained (k-means,
+  spherical for cosine) on the passages themselves; ``nprobe`` lists are searched
+  (default 32).
 - ``hnsw``: ``IndexHNSWFlat`` with inner product, ``M = 32``; ``ef_search`` (default 128).
 
 Models: any model ``SentenceTransformer`` loads (a Hub id or a local directory). For a
@@ -62,6 +67,7 @@ except ImportError:  # pragma: no cover - the bundled model is a dependency
 
 KIND = "dense"
 INDEX_TYPES = ("flat", "ivf", "hnsw")
+SIMILARITIES = ("cosine", "dot")
 HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 40
 DEFAULT_NPROBE = 32
@@ -99,7 +105,19 @@ def _dimension(encoder) -> int:
     return (get or encoder.get_sentence_embedding_dimension)()
 
 
-def _new_index(kind: str, dimension: int, passages: int):
+def _normalizes(encoder, query_encoder=None) -> bool:
+    """Whether the encoders' declared similarity is cosine (normalise) rather than dot."""
+    declared = {
+        getattr(e, "similarity_fn_name", None) or "cosine" for e in (encoder, query_encoder) if e
+    }
+    if not declared <= set(SIMILARITIES):
+        raise ValueError(f"similarity {declared} not supported: one of {', '.join(SIMILARITIES)}")
+    if len(declared) > 1:
+        raise ValueError("the query and passage models declare different similarities")
+    return declared == {"cosine"}
+
+
+def _new_index(kind: str, dimension: int, passages: int, normalized: bool = True):
     if kind == "flat":
         return faiss.IndexFlatIP(dimension)
     if kind == "hnsw":
@@ -111,13 +129,14 @@ def _new_index(kind: str, dimension: int, passages: int):
         index = faiss.IndexIVFFlat(
             quantizer, dimension, ivf_lists(passages), faiss.METRIC_INNER_PRODUCT
         )
-        index.cp.spherical = True  # centroids on the unit sphere, as the vectors are
+        index.cp.spherical = normalized  # centroids on the unit sphere, as the vectors are
         return index  # faiss' wrapper keeps `quantizer` alive as long as `index`
     raise ValueError(f"index must be one of {', '.join(INDEX_TYPES)}, not {kind!r}")
 
 
 class DenseRetriever:
-    """Ranks documents by their best passage's cosine similarity; see the module docstring."""
+    """Ranks documents by their best passage's similarity (the model's: cosine or dot
+    product); see the module docstring."""
 
     def __init__(
         self,
@@ -225,6 +244,7 @@ class DenseRetriever:
             raise ValueError(f"index must be one of {', '.join(INDEX_TYPES)}, not {index!r}")
         encoder = _load_encoder(model, device)
         query_encoder = _load_encoder(query_model, device) if query_model else None
+        normalized = _normalizes(encoder, query_encoder)
         separator = _separator(encoder)
         dimension = _dimension(encoder)
         if query_encoder is not None:
@@ -246,7 +266,7 @@ class DenseRetriever:
             embeddings = encoder.encode_document(
                 chunk,
                 batch_size=batch_size,
-                normalize_embeddings=True,
+                normalize_embeddings=normalized,
                 convert_to_numpy=True,
                 show_progress_bar=False,
             ).astype(np.float32, copy=False)
@@ -275,7 +295,7 @@ class DenseRetriever:
         if faiss_index is None:
             embeddings = np.concatenate(held)
             held.clear()
-            faiss_index = _new_index("ivf", dimension, len(embeddings))
+            faiss_index = _new_index("ivf", dimension, len(embeddings), normalized)
             faiss_index.train(embeddings)
             faiss_index.add(embeddings)
             del embeddings
@@ -287,7 +307,7 @@ class DenseRetriever:
             "query_model_is_default": query_model == DEFAULT_MODEL,
             "index": index,
             "dimension": dimension,
-            "normalized": True,
+            "normalized": normalized,
             "passage_words": words,
             "title_separator": separator,
             "num_passages": len(passage_documents),
@@ -316,11 +336,11 @@ class DenseRetriever:
     # --- searching ----------------------------------------------------------------------
 
     def encode_queries(self, queries: list[str]) -> np.ndarray:
-        """Normalised query embeddings, float32, one row per query."""
+        """Query embeddings (normalised for cosine), float32, one row per query."""
         return self.query_encoder.encode_query(
             list(queries),
             batch_size=self.batch_size,
-            normalize_embeddings=True,
+            normalize_embeddings=self.settings.get("normalized", True),
             convert_to_numpy=True,
             show_progress_bar=False,
         ).astype(np.float32, copy=False)

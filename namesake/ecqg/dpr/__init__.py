@@ -7,11 +7,10 @@ module per job as in Tevatron:
   sentence-transformers folder;
 - :mod:`.evaluation`: DPR's answer matching (``has_answer``) and top-k retrieval accuracy.
 
-**Dot product vs cosine.** DPR is trained and searched with the unnormalised dot product.
-``namesake.retrieval.DenseRetriever`` L2-normalises embeddings, i.e. ranks by cosine. The
-exported encoders therefore rank slightly differently there than under DPR's own scoring;
-``training/evaluate_dpr.py --similarity dot`` searches with the unnormalised dot product
-(DPR's setting), ``--similarity cosine`` (default) with the DenseRetriever.
+**Dot product.** DPR is trained and searched with the unnormalised dot product. The
+exported encoders declare it (sentence-transformers' ``similarity_fn_name="dot"``), and
+``namesake.retrieval.DenseRetriever`` searches with the similarity a model declares, so
+``namesake retrieve --model`` and the Space serve a trained DPR as it was trained.
 
 **Passage input.** Passages are encoded as ``"{title} {sep} {text}"`` (the tokenizer's own
 separator token), exactly the string the DenseRetriever encodes
