@@ -7,32 +7,77 @@ import json
 import os
 import sys
 
+from namesake.amber.reference import COLLECTIONS
 from namesake.io import BadInputError, NamesakeError
 
 
 def main(argv: list[str] | None = None) -> None:
+    args = build_parser().parse_args(argv)
+    try:
+        args.run(args)
+    except (NamesakeError, FileNotFoundError) as exc:
+        sys.exit(f"namesake: error: {exc}")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``namesake`` parser with every command (each sets ``run``, its function)."""
     parser = argparse.ArgumentParser(prog="namesake", description=__doc__)
     groups = parser.add_subparsers(dest="group", required=True)
     _add_amber(groups.add_parser("amber", help="build, inspect and publish the AmbER benchmark"))
     _add_retrieve(groups.add_parser("retrieve", help="answer AmbER queries with a retriever"))
     _add_evaluate(groups.add_parser("evaluate", help="score AmbER predictions, with a report"))
     _add_ecqg(groups.add_parser("ecqg", help="entity-conditioned question generation steps"))
-    report = groups.add_parser(
-        "attention-report",
-        add_help=False,
-        help="passage-encoder attention statistics (entropy, first sentence vs rest) per model",
-    )
-    report.set_defaults(run=_attention_report, delegated=True)
     _add_wes(groups.add_parser("wes", help="mine WES entity synonyms from a Wikipedia dump"))
-    # Some commands hand their own options to the module that defines them (`delegated`).
-    args, extra = parser.parse_known_args(argv)
-    if extra and not getattr(args, "delegated", False):
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
-    args.extra = extra
+    return parser
+
+
+# Option conventions, the same in every command (tests/test_ecqg_commands.py checks them):
+# - long options are hyphenated, and every option has help text;
+# - a list is given as space-separated values after one flag (`--cutoffs 1 5 20`, `--dump
+#   a.xml.bz2 b.xml.bz2`), never comma-separated; only `wes score --answer` repeats, once per
+#   example, each a list (a prediction, then its references);
+# - a name keeps one meaning: `--top-k` documents retrieved per query, `--cutoffs` accuracy@k
+#   cut-offs, `--entities-per-passage` entities used or kept per passage, `--max-passages` the
+#   first N passages read, `--model` one model and `--models` several.
+
+
+def _positive_int(text: str) -> int:
     try:
-        args.run(args)
-    except (NamesakeError, FileNotFoundError) as exc:
-        sys.exit(f"namesake: error: {exc}")
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
+def _non_negative_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be at least 0, got {value}")
+    return value
+
+
+def _fraction(text: str) -> float:
+    """A float in [0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1], got {value}")
+    return value
+
+
+def _probability(text: str) -> float:
+    """A float in (0, 1]."""
+    value = _fraction(text)
+    if value == 0.0:
+        raise argparse.ArgumentTypeError("must be in (0, 1], got 0")
+    return value
 
 
 def _add_amber(parser: argparse.ArgumentParser) -> None:
@@ -50,7 +95,11 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     build.add_argument("--kilt", required=True, help="KILT knowledge source (JSON lines)")
     build.add_argument("--out", required=True, help="output Hub dataset folder")
     build.add_argument(
-        "--collections", default="human,nonhuman", help="comma-separated: human,nonhuman"
+        "--collections",
+        nargs="+",
+        choices=COLLECTIONS,
+        default=list(COLLECTIONS),
+        help="collections to build (default: human nonhuman)",
     )
     build.add_argument(
         "--workers", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)"
@@ -70,7 +119,7 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     push = commands.add_parser("push", help="upload a build to the Hugging Face Hub")
     push.add_argument("dataset", help="a folder written by `namesake amber build`")
     push.add_argument("--repo-id", required=True, help="e.g. your-name/amber")
-    push.add_argument("--private", action="store_true")
+    push.add_argument("--private", action="store_true", help="create the Hub repo as private")
     push.add_argument("--token", help="Hub token (default: the logged-in one)")
     push.add_argument("--dry-run", action="store_true", help="list the files, upload nothing")
     push.set_defaults(run=_amber_push)
@@ -82,10 +131,22 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     compare.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
     compare.add_argument("--out", required=True, help="folder for predictions and reports")
     compare.add_argument(
-        "--retriever", action="append", choices=["bm25", "dense"], help="default: both"
+        "--retrievers",
+        nargs="+",
+        choices=["bm25", "dense"],
+        default=["bm25", "dense"],
+        help="retrievers to run (default: bm25 dense)",
     )
-    compare.add_argument("--collections", default="human,nonhuman")
-    compare.add_argument("--k", type=int, default=100, help="documents retrieved per query")
+    compare.add_argument(
+        "--collections",
+        nargs="+",
+        choices=COLLECTIONS,
+        default=list(COLLECTIONS),
+        help="collections to score (default: human nonhuman)",
+    )
+    compare.add_argument(
+        "--top-k", type=_positive_int, default=100, help="documents retrieved per query"
+    )
     compare.add_argument("--metric", help="entity_confusion module folder (default: metrics/)")
     compare.add_argument(
         "--index-dir", help="keep the indexes in <index-dir>/bm25|dense (reused when present)"
@@ -105,16 +166,251 @@ def _add_ecqg(parser: argparse.ArgumentParser) -> None:
     passages.set_defaults(run=_ecqg_passages)
 
     rank = commands.add_parser(
-        "rank-entities", add_help=False, help="NER, then entities ranked by encoder attention"
+        "rank-entities",
+        help="NER, then each passage's entities ranked by encoder attention",
+        description="Rank each passage's entities by the passage encoder's CLS attention "
+        "(least attended first) and write them to Parquet.",
     )
-    rank.set_defaults(run=_ecqg_rank, delegated=True)
+    rank.add_argument("--passages", required=True, help="passages Parquet (`ecqg passages`)")
+    rank.add_argument("--model", required=True, help="passage encoder: Hub id or local path")
+    rank.add_argument("--out", required=True, help="output Parquet")
+    rank.add_argument(
+        "--max-passages", type=_positive_int, help="read the first N passages (default: all)"
+    )
+    rank.add_argument(
+        "--entities-per-passage",
+        type=_positive_int,
+        help="keep the N least-attended entities of each passage (default: all)",
+    )
+    _add_attention_options(rank)
+    rank.set_defaults(run=_ecqg_rank)
+
+    report = commands.add_parser(
+        "attention-report",
+        help="passage-encoder attention statistics (entropy, first sentence vs rest) per model",
+        description="CLS attention statistics of passage encoders, side by side.",
+    )
+    report.add_argument("--passages", required=True, help="passages Parquet (`ecqg passages`)")
+    report.add_argument(
+        "--models",
+        nargs="+",
+        required=True,
+        metavar="MODEL",
+        help="passage encoders: Hub ids or local paths",
+    )
+    report.add_argument(
+        "--max-passages",
+        type=_positive_int,
+        default=10000,
+        help="analyse the first N passages (default: 10000)",
+    )
+    report.add_argument("--out", help="folder for report.md and report.json")
+    _add_attention_options(report)
+    report.set_defaults(run=_ecqg_attention_report)
 
     warm = commands.add_parser(
         "warm-start", help="a BERT2BERT question generator warm-started from an encoder"
     )
     warm.add_argument("--encoder", help="BERT-style encoder path or Hub id (default: bundled)")
-    warm.add_argument("--out", required=True)
+    warm.add_argument("--out", required=True, help="output model folder")
     warm.set_defaults(run=_ecqg_warm_start)
+
+    _add_ecqg_generate(commands)
+    _add_ecqg_build_synthetic_set(commands)
+    _add_ecqg_evaluate_dpr(commands)
+
+
+def _add_attention_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--layer", type=int, default=-1, help="encoder layer read (default: -1, the last)"
+    )
+    parser.add_argument(
+        "--heads",
+        type=_non_negative_int,
+        nargs="+",
+        metavar="HEAD",
+        help="attention heads averaged (default: all)",
+    )
+    parser.add_argument(
+        "--batch-size", type=_positive_int, default=32, help="passages per forward pass"
+    )
+    parser.add_argument(
+        "--max-length", type=_positive_int, default=256, help="tokens per passage (truncated)"
+    )
+
+
+def _add_ecqg_generate(commands) -> None:
+    generate = commands.add_parser(
+        "generate",
+        help="synthetic questions from a trained question generator",
+        description="Sample questions (and answers) from a trained generator for each "
+        "passage: conditioned on its least-attended entities, or unconditioned. Writes JSON "
+        "lines {passage_id, entity, question, answer, raw} and a statistics file.",
+    )
+    generate.add_argument("--passages", required=True, help="passages Parquet (`ecqg passages`)")
+    generate.add_argument(
+        "--ranked-entities",
+        help="ranked entities Parquet (`ecqg rank-entities`); needed unless --unconditioned",
+    )
+    generate.add_argument(
+        "--model", required=True, help="trained generator: folder or Hub id (seq2seq)"
+    )
+    generate.add_argument("--out", required=True, help="output JSON lines")
+    generate.add_argument("--stats", help="statistics JSON (default: <out>.stats.json)")
+    generate.add_argument(
+        "--unconditioned",
+        action="store_true",
+        help="one input per passage, without an entity (the unconditioned generator)",
+    )
+    generate.add_argument(
+        "--entities-per-passage",
+        type=_positive_int,
+        default=3,
+        help="least-attended entities used per passage (default: 3)",
+    )
+    generate.add_argument(
+        "--samples-per-entity",
+        type=_positive_int,
+        default=1,
+        help="generations sampled per input (default: 1)",
+    )
+    generate.add_argument(
+        "--top-p", type=_probability, default=0.95, help="nucleus sampling mass (default: 0.95)"
+    )
+    generate.add_argument(
+        "--sampling-top-k",
+        type=_non_negative_int,
+        default=50,
+        help="sample among the K likeliest tokens; 0: no limit (default: 50)",
+    )
+    generate.add_argument(
+        "--max-new-tokens",
+        type=_positive_int,
+        default=64,
+        help="generated tokens per question (default: 64)",
+    )
+    generate.add_argument(
+        "--max-source-length",
+        type=_positive_int,
+        default=1024,
+        help="input tokens (truncated; default: 1024)",
+    )
+    generate.add_argument(
+        "--batch-size", type=_positive_int, default=16, help="inputs per batch (default: 16)"
+    )
+    generate.add_argument(
+        "--max-passages", type=_positive_int, help="read the first N passages (default: all)"
+    )
+    generate.add_argument("--seed", type=int, default=0, help="sampling seed (default: 0)")
+    generate.add_argument("--device", help="torch device (default: cuda when available, else cpu)")
+    generate.set_defaults(run=_ecqg_generate)
+
+
+def _add_ecqg_build_synthetic_set(commands) -> None:
+    build = commands.add_parser(
+        "build-synthetic-set",
+        help="filter, mix and write the Mixed-DPR synthetic training set",
+        description="Per set of generated questions: answer filter (extractive QA, or a "
+        "substring check without --qa-model), then hardness filter (BM25 over the passages); "
+        "then the two sets are mixed, given BM25 hard negatives and written in DPR's "
+        "training format.",
+    )
+    build.add_argument("--passages", required=True, help="passages Parquet (`ecqg passages`)")
+    build.add_argument(
+        "--conditioned", required=True, help="entity-conditioned questions (`ecqg generate`)"
+    )
+    build.add_argument(
+        "--unconditioned",
+        required=True,
+        help="unconditioned questions (`ecqg generate --unconditioned`)",
+    )
+    build.add_argument(
+        "--qa-model",
+        help="AutoModelForQuestionAnswering id or path for the answer filter "
+        "(default: the substring check)",
+    )
+    build.add_argument(
+        "--qa-threshold",
+        type=float,
+        default=0.5,
+        help="minimum QA span confidence (default: 0.5)",
+    )
+    build.add_argument(
+        "--qa-batch-size", type=_positive_int, default=32, help="questions per QA batch"
+    )
+    hardness = build.add_mutually_exclusive_group()
+    hardness.add_argument(
+        "--hard-quantile",
+        type=_fraction,
+        default=0.5,
+        help="keep pairs whose BM25 score is below this quantile (default: 0.5)",
+    )
+    hardness.add_argument(
+        "--no-hardness-filter", action="store_true", help="skip the hardness filter"
+    )
+    build.add_argument(
+        "--ratio",
+        type=_fraction,
+        default=0.5,
+        help="share of conditioned questions in the mix (default: 0.5)",
+    )
+    build.add_argument(
+        "--size",
+        type=_non_negative_int,
+        help="questions in the mix (default: the most the ratio allows)",
+    )
+    build.add_argument("--seed", type=int, default=0, help="mixing seed (default: 0)")
+    build.add_argument(
+        "--negatives-per-question",
+        type=_non_negative_int,
+        default=1,
+        help="BM25 hard negatives per question (default: 1)",
+    )
+    build.add_argument("--out", required=True, help="DPR-format JSON output")
+    build.add_argument("--stats", help="statistics JSON output")
+    build.set_defaults(run=_ecqg_build_synthetic_set)
+
+
+def _add_ecqg_evaluate_dpr(commands) -> None:
+    evaluate = commands.add_parser(
+        "evaluate-dpr",
+        help="top-k retrieval accuracy of a trained DPR bi-encoder",
+        description="DPR's top-k retrieval accuracy (an answer in the first k passages) of "
+        "a DPR bi-encoder on a DPR test file, over passages from a Parquet file or a KILT "
+        "knowledge source.",
+    )
+    models = evaluate.add_mutually_exclusive_group(required=True)
+    models.add_argument("--model-dir", help="a training/train_dpr.py output folder (both encoders)")
+    models.add_argument("--model", help="passage encoder: a sentence-transformers folder or Hub id")
+    evaluate.add_argument(
+        "--query-model", help="with --model: the question encoder (default: --model)"
+    )
+    evaluate.add_argument(
+        "--passages", required=True, help="passages Parquet (`ecqg passages`) or KILT JSON lines"
+    )
+    evaluate.add_argument(
+        "--test-file", required=True, help="DPR test file: question<TAB>[answers] CSV/TSV or JSON"
+    )
+    evaluate.add_argument(
+        "--cutoffs",
+        type=_positive_int,
+        nargs="+",
+        default=[1, 5, 20, 100],
+        metavar="K",
+        help="top-k accuracy cut-offs (default: 1 5 20 100)",
+    )
+    evaluate.add_argument(
+        "--similarity",
+        choices=("cosine", "dot"),
+        help="force cosine or the dot product (default: the similarity the passage model "
+        "declares; dot, as trained, for namesake's DPR exports)",
+    )
+    evaluate.add_argument(
+        "--batch-size", type=_positive_int, default=64, help="encoding batch size (default: 64)"
+    )
+    evaluate.add_argument("--device", help="torch device (default: cuda when available, else cpu)")
+    evaluate.add_argument("--out", help="write the metrics JSON here")
+    evaluate.set_defaults(run=_ecqg_evaluate_dpr)
 
 
 def _ecqg_passages(args) -> None:
@@ -126,15 +422,104 @@ def _ecqg_passages(args) -> None:
 
 
 def _ecqg_rank(args) -> None:
-    from namesake.ecqg.attention import rank_main
+    from namesake.ecqg.attention import rank_entities
 
-    rank_main(args.extra)
+    counts = rank_entities(
+        args.passages,
+        args.model,
+        args.out,
+        max_passages=args.max_passages,
+        entities_per_passage=args.entities_per_passage,
+        layer=args.layer,
+        heads=args.heads,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+    )
+    print(json.dumps(counts))
 
 
-def _attention_report(args) -> None:
-    from namesake.ecqg.attention import report_main
+def _ecqg_attention_report(args) -> None:
+    from namesake.ecqg.attention import attention_report
 
-    report_main(args.extra)
+    report = attention_report(
+        args.passages,
+        args.models,
+        max_passages=args.max_passages,
+        out=args.out,
+        layer=args.layer,
+        heads=args.heads,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+    )
+    sys.stdout.write(report)
+
+
+def _ecqg_generate(args) -> None:
+    from namesake.ecqg.generation import generate_questions
+
+    if not args.unconditioned and not args.ranked_entities:
+        raise NamesakeError("--ranked-entities is needed unless --unconditioned")
+    generate_questions(
+        args.passages,
+        args.model,
+        args.out,
+        ranked_entities=None if args.unconditioned else args.ranked_entities,
+        unconditioned=args.unconditioned,
+        stats_path=args.stats,
+        entities_per_passage=args.entities_per_passage,
+        samples_per_entity=args.samples_per_entity,
+        top_p=args.top_p,
+        sampling_top_k=args.sampling_top_k,
+        max_new_tokens=args.max_new_tokens,
+        max_source_length=args.max_source_length,
+        batch_size=args.batch_size,
+        max_passages=args.max_passages,
+        seed=args.seed,
+        device=args.device,
+    )
+
+
+def _ecqg_build_synthetic_set(args) -> None:
+    from namesake.ecqg.synthetic import build_synthetic_set
+
+    build_synthetic_set(
+        args.passages,
+        args.conditioned,
+        args.unconditioned,
+        args.out,
+        qa_model=args.qa_model,
+        qa_threshold=args.qa_threshold,
+        qa_batch_size=args.qa_batch_size,
+        hard_quantile=None if args.no_hardness_filter else args.hard_quantile,
+        ratio=args.ratio,
+        size=args.size,
+        seed=args.seed,
+        negatives_per_question=args.negatives_per_question,
+        stats_path=args.stats,
+    )
+
+
+def _ecqg_evaluate_dpr(args) -> None:
+    from namesake.ecqg.dpr.evaluation import evaluate_retrieval, model_dir_encoders
+
+    if args.model_dir:
+        if args.query_model:
+            raise NamesakeError("--query-model goes with --model, not --model-dir")
+        question_model, passage_model = model_dir_encoders(args.model_dir)
+    else:
+        question_model, passage_model = args.query_model, args.model
+    result = evaluate_retrieval(
+        args.passages,
+        args.test_file,
+        passage_model,
+        question_model,
+        cutoffs=args.cutoffs,
+        similarity=args.similarity,
+        batch_size=args.batch_size,
+        device=args.device,
+        out=args.out,
+    )
+    print(" ".join(f"{name} {value:.4f}" for name, value in result["metrics"].items()))
 
 
 def _ecqg_warm_start(args) -> None:
@@ -148,12 +533,21 @@ def _add_retrieve(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--corpus", help="KILT knowledge source; needed unless --index exists")
     parser.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
     parser.add_argument("--config", required=True, help="e.g. human_qa, nonhuman_fc")
-    parser.add_argument("--retriever", required=True, choices=["bm25", "dense"])
+    parser.add_argument(
+        "--retriever", required=True, choices=["bm25", "dense"], help="lexical or dense retrieval"
+    )
     parser.add_argument("--model", help="dense: sentence-transformers model path or Hub id")
     parser.add_argument("--query-model", help="dense, DPR-style: separate question encoder")
     parser.add_argument("--index", help="saved index folder: loaded if present, else built there")
-    parser.add_argument("--index-type", default="flat", choices=["flat", "ivf", "hnsw"])
-    parser.add_argument("--k", type=int, default=100, help="documents per query")
+    parser.add_argument(
+        "--index-type",
+        default="flat",
+        choices=["flat", "ivf", "hnsw"],
+        help="dense: faiss index built when --index is new (default: flat)",
+    )
+    parser.add_argument(
+        "--top-k", type=_positive_int, default=100, help="documents retrieved per query"
+    )
     parser.add_argument("--out", required=True, help="predictions file (JSON lines)")
     parser.set_defaults(run=_retrieve)
 
@@ -163,7 +557,12 @@ def _add_evaluate(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--config", required=True, help="e.g. human_qa, nonhuman_fc")
     parser.add_argument("--predictions", required=True, help="predictions file (JSON lines)")
     parser.add_argument(
-        "--k", type=int, action="append", help="accuracy@k cut-offs (repeat; default 1 and 20)"
+        "--cutoffs",
+        type=_positive_int,
+        nargs="+",
+        default=[1, 20],
+        metavar="K",
+        help="accuracy@k cut-offs (default: 1 20)",
     )
     parser.add_argument("--out", required=True, help="report folder")
     parser.add_argument(
@@ -189,8 +588,11 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
     build.add_argument("--out", required=True, help="output Hub dataset folder")
     build.add_argument(
         "--thresholds",
-        default="5,10,20",
-        help="minimum distinct linking articles, one corpus per value (default: 5,10,20)",
+        type=_positive_int,
+        nargs="+",
+        default=[5, 10, 20],
+        metavar="N",
+        help="minimum distinct linking articles, one corpus per value (default: 5 10 20)",
     )
     build.add_argument(
         "--year", type=int, help="config name prefix (default: the year in the dump's file name)"
@@ -237,19 +639,24 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
         help="a prediction followed by its reference answers (repeat for more examples)",
     )
     score.add_argument("--model", help="cross-encoder or bi-encoder (default: the metric's)")
-    score.add_argument("--threshold", type=float, default=0.5)
+    score.add_argument(
+        "--threshold",
+        type=float,
+        default=0.5,
+        help="score at or above which an answer counts as the same (default: 0.5)",
+    )
     score.add_argument("--metric", help="wes_similarity module folder (default: metrics/)")
     score.set_defaults(run=_wes_score)
 
 
 def _wes_build(args) -> None:
-    from namesake.wes.build import build_wes, threshold_list
+    from namesake.wes.build import build_wes
     from namesake.wes.dataset import statistics_table
 
     report = build_wes(
         args.dump,
         args.out,
-        thresholds=threshold_list(args.thresholds),
+        thresholds=sorted(set(args.thresholds)),
         year=args.year,
         seed=args.seed,
         workers=args.workers,
@@ -298,7 +705,7 @@ def _retrieve(args) -> None:
         if args.model:
             options["model"] = args.model
     retriever = open_retriever(args.retriever, args.corpus, args.index, **options)
-    count = retrieve_config(retriever, args.dataset, args.config, args.k, args.out)
+    count = retrieve_config(retriever, args.dataset, args.config, args.top_k, args.out)
     print(f"Wrote {count} predictions to {args.out}")
 
 
@@ -306,7 +713,7 @@ def _evaluate(args) -> None:
     from namesake.amber.report import evaluate_run, results_table
     from namesake.metrics import load_metric
 
-    k_values = args.k or [1, 20]
+    k_values = sorted(set(args.cutoffs))
     metrics = evaluate_run(
         args.dataset,
         args.config,
@@ -327,9 +734,9 @@ def _amber_compare(args) -> None:
         args.corpus,
         args.dataset,
         args.out,
-        retrievers=tuple(args.retriever or ("bm25", "dense")),
-        collections=tuple(c.strip() for c in args.collections.split(",") if c.strip()),
-        k=args.k,
+        retrievers=tuple(dict.fromkeys(args.retrievers)),
+        collections=tuple(dict.fromkeys(args.collections)),
+        k=args.top_k,
         metric_path=args.metric,
         index_dir=args.index_dir,
     )
@@ -341,7 +748,7 @@ def _amber_build(args) -> None:
     from namesake.amber.build import build_amber
     from namesake.amber.dataset import statistics_table
 
-    collections = tuple(c.strip() for c in args.collections.split(",") if c.strip())
+    collections = tuple(dict.fromkeys(args.collections))
     report = build_amber(
         args.wikidata,
         args.pageviews,
@@ -360,7 +767,6 @@ def _amber_build(args) -> None:
 
 def _amber_stats(args) -> None:
     from namesake.amber.dataset import read_config, statistics, statistics_table
-    from namesake.amber.reference import COLLECTIONS
 
     found = {
         c: statistics(read_config(args.dataset, c), read_config(args.dataset, f"{c}_entities"))

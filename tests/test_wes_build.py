@@ -16,7 +16,7 @@ from datasets import load_dataset
 
 from namesake.cli import main
 from namesake.io import BadInputError, NamesakeError
-from namesake.wes.build import build_wes, dump_year, threshold_list
+from namesake.wes.build import build_wes, dump_year
 from namesake.wes.dataset import read_config
 from namesake.wes.dump import Page
 from namesake.wes.mining import mine_dumps, mine_pages, page_links
@@ -280,9 +280,6 @@ def test_splits_are_disjoint_75_15_10_and_hold_whole_articles():
 def test_dump_year_from_file_name():
     assert dump_year(["/x/enwiki-20181220-pages-articles-multistream.xml.bz2"]) == 2018
     assert dump_year(["enwiki-latest-pages-articles1.xml-p1p41242.bz2"]) is None
-    assert threshold_list("5, 10,20") == [5, 10, 20]
-    with pytest.raises(NamesakeError):
-        threshold_list("5,x")
 
 
 @pytest.fixture(scope="module")

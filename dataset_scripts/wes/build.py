@@ -4,7 +4,7 @@ With no --dump it mines the real 206-page English Wikipedia excerpt (tests/data,
 ../shared/wikipedia in a checkout without it) with thresholds 1 and 2 and year 2016 (its
 revisions are of spring 2016; the file name carries no date). Pass --dump with a full
 `enwiki-YYYYMMDD-pages-articles*.xml.bz2` to rebuild the published configs (thresholds
-5,10,20 by default, the year from the file name). Other options go to `namesake wes build`
+5 10 20 by default, the year from the file name). Other options go to `namesake wes build`
 (see `namesake wes build --help`); the card template is card_template.md.
 """
 
@@ -21,7 +21,7 @@ SAMPLE_CANDIDATES = (
     ROOT.parent / "shared" / "wikipedia" / SAMPLE_NAME,
 )
 SAMPLE_YEAR = "2016"
-SAMPLE_THRESHOLDS = "1,2"
+SAMPLE_THRESHOLDS = ["1", "2"]
 
 
 def default_dump() -> Path:
@@ -38,7 +38,7 @@ def main(argv: list[str] | None = None) -> None:
         if not any(a.startswith("--year") for a in rest):
             rest += ["--year", SAMPLE_YEAR]
         if not any(a.startswith("--thresholds") for a in rest):
-            rest += ["--thresholds", SAMPLE_THRESHOLDS]
+            rest += ["--thresholds", *SAMPLE_THRESHOLDS]
     namesake(["wes", "build", "--dump", *dump, "--out", args.out, *rest])
     out = Path(args.out).resolve()
     print(f"\nWES dataset folder: {out}")

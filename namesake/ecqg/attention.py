@@ -23,12 +23,10 @@ Per passage (:class:`PassageStats`):
 
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
 import re
-import sys
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,7 +35,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from namesake.ecqg.entities import Entity, find_entities
-from namesake.io import BadInputError, atomic_directory, atomic_file
+from namesake.ecqg.passages import read_passages
+from namesake.io import atomic_directory, atomic_file
 
 _SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*(?=\s|$)")
 
@@ -223,19 +222,6 @@ class PassageAttention:
         return stats
 
 
-def _read_passages(path: str | os.PathLike, n: int | None) -> pa.Table:
-    try:
-        table = pq.read_table(path)
-    except (OSError, pa.ArrowInvalid) as exc:
-        raise BadInputError(path, None, f"cannot read passages Parquet: {exc}") from None
-    missing = {"id", "title", "text"} - set(table.column_names)
-    if missing:
-        raise BadInputError(path, None, f"passages table lacks column(s) {sorted(missing)}")
-    if n is not None:
-        table = table.slice(0, n)
-    return table
-
-
 ENTITY_TYPE = pa.struct(
     [
         ("text", pa.string()),
@@ -260,8 +246,8 @@ def rank_entities(
     passages_path: str | os.PathLike,
     model,
     out_path: str | os.PathLike,
-    n: int | None = None,
-    k: int | None = None,
+    max_passages: int | None = None,
+    entities_per_passage: int | None = None,
     layer: int = -1,
     heads: list[int] | None = None,
     *,
@@ -272,13 +258,14 @@ def rank_entities(
 ) -> dict[str, int]:
     """Ranks each passage's entities by encoder attention and writes them to Parquet.
 
-    Reads the first `n` passages (all by default); writes ``id``, ``entities`` (list of
-    ``{text, label, start, end, attention}`` sorted least-attended first, entities not in the
-    tokenised passage last with null attention; only the first `k` kept when `k` is given),
+    Reads the first `max_passages` passages (all by default); writes ``id``, ``entities``
+    (list of ``{text, label, start, end, attention}`` sorted least-attended first, entities not
+    in the tokenised passage last with null attention; only the first `entities_per_passage`
+    kept when given),
     ``entropy``, ``first_sentence_mean`` and ``rest_mean``. The file is replaced atomically.
     `model` is a Hub id/path or a :class:`PassageAttention`. Returns counts.
     """
-    table = _read_passages(passages_path, n)
+    table = read_passages(passages_path, max_passages=max_passages)
     scorer = model if isinstance(model, PassageAttention) else None
     if scorer is None:
         scorer = PassageAttention(model, layer=layer, heads=heads, max_length=max_length)
@@ -306,8 +293,8 @@ def rank_entities(
                         }
                         for j in st.ranked
                     ]
-                    if k is not None:
-                        ranked = ranked[:k]
+                    if entities_per_passage is not None:
+                        ranked = ranked[:entities_per_passage]
                     rows["id"].append(pid)
                     rows["entities"].append(ranked)
                     rows["entropy"].append(st.entropy)
@@ -375,7 +362,7 @@ def _markdown(rows: dict[str, dict]) -> str:
 def attention_report(
     passages_path: str | os.PathLike,
     models: Iterable,
-    n: int = 10000,
+    max_passages: int | None = 10000,
     out: str | os.PathLike | None = None,
     *,
     layer: int = -1,
@@ -384,12 +371,13 @@ def attention_report(
     batch_size: int = 32,
     max_length: int = 256,
 ) -> str:
-    """Markdown table of attention statistics, one row per model, over the first `n` passages.
+    """Markdown table of attention statistics, one row per model, over the first
+    `max_passages` passages (None: all).
 
     Entities are found once and shared by all models. With `out`, also writes
     ``report.md`` and ``report.json`` into that directory (replaced atomically).
     """
-    table = _read_passages(passages_path, n)
+    table = read_passages(passages_path, max_passages=max_passages)
     if nlp is None:
         from namesake.ecqg.entities import load_ner
 
@@ -412,67 +400,14 @@ def attention_report(
         with atomic_directory(out) as staging:
             Path(staging, "report.md").write_text(report, encoding="utf-8")
             Path(staging, "report.json").write_text(
-                json.dumps({"passages_path": str(passages_path), "n": n, "models": rows}, indent=2),
+                json.dumps(
+                    {
+                        "passages_path": str(passages_path),
+                        "max_passages": max_passages,
+                        "models": rows,
+                    },
+                    indent=2,
+                ),
                 encoding="utf-8",
             )
     return report
-
-
-def report_main(argv: Sequence[str] | None = None) -> int:
-    """``attention-report --passages P --model M [--model M2] [--n 10000] [--out DIR]``."""
-    parser = argparse.ArgumentParser(
-        prog="namesake attention-report",
-        description="CLS attention statistics of passage encoders, side by side.",
-    )
-    parser.add_argument("--passages", required=True, help="passages Parquet (write_passages)")
-    parser.add_argument("--model", action="append", required=True, help="Hub id or path; repeat")
-    parser.add_argument("--n", type=int, default=10000, help="passages analysed (first n)")
-    parser.add_argument("--out", help="directory for report.md and report.json")
-    parser.add_argument("--layer", type=int, default=-1)
-    parser.add_argument("--heads", type=int, nargs="+", default=None)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--max-length", type=int, default=256)
-    args = parser.parse_args(argv)
-    report = attention_report(
-        args.passages,
-        args.model,
-        n=args.n,
-        out=args.out,
-        layer=args.layer,
-        heads=args.heads,
-        batch_size=args.batch_size,
-        max_length=args.max_length,
-    )
-    sys.stdout.write(report)
-    return 0
-
-
-def rank_main(argv: Sequence[str] | None = None) -> int:
-    """``rank-entities --passages P --model M --out F [--n N] [--k K] [--layer L] [--heads ..]``."""
-    parser = argparse.ArgumentParser(
-        prog="namesake rank-entities",
-        description="Rank each passage's entities by encoder attention (least attended first).",
-    )
-    parser.add_argument("--passages", required=True)
-    parser.add_argument("--model", required=True)
-    parser.add_argument("--out", required=True, help="output Parquet")
-    parser.add_argument("--n", type=int, default=None)
-    parser.add_argument("--k", type=int, default=None)
-    parser.add_argument("--layer", type=int, default=-1)
-    parser.add_argument("--heads", type=int, nargs="+", default=None)
-    parser.add_argument("--batch-size", type=int, default=32)
-    parser.add_argument("--max-length", type=int, default=256)
-    args = parser.parse_args(argv)
-    counts = rank_entities(
-        args.passages,
-        args.model,
-        args.out,
-        n=args.n,
-        k=args.k,
-        layer=args.layer,
-        heads=args.heads,
-        batch_size=args.batch_size,
-        max_length=args.max_length,
-    )
-    print(json.dumps(counts))
-    return 0

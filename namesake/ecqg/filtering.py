@@ -1,4 +1,4 @@
-"""Filtering of synthetic questions (issue 5, step 6): answer consistency, then hardness.
+"""Filtering of synthetic questions: answer consistency, then hardness.
 
 Records are dicts as ``generation`` writes them (``passage_id``, ``entity`` or None,
 ``question``, ``answer``, ``raw``); ``passages`` maps a passage id (str) to its text.

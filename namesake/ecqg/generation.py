@@ -1,4 +1,4 @@
-"""Question-generator inputs and outputs (issue 5, steps 4-5).
+"""Question-generator inputs and outputs, and the generation run (`namesake ecqg generate`).
 
 The generator is a seq2seq model (BART by default) trained on DPR-format training files:
 
@@ -9,13 +9,27 @@ The conditioning entity of a gold triple is a spaCy noun chunk of the question t
 (case-insensitively) in the passage; triples without one are skipped for the conditioned model.
 Generations are parsed back with :func:`parse_generation`, which returns None (never raises) for
 text without the ``question: ... answer: ...`` shape.
+
+:func:`generate_questions` runs a trained generator over a passages Parquet: for each passage the
+generator gets ``entity: <e> passage: <title>. <text>`` for each of its `entities_per_passage`
+least-attended entities (from ``namesake ecqg rank-entities``), or ``passage: <title>. <text>``
+once per passage when unconditioned; each source is sampled `samples_per_entity` times
+(top-p / top-k sampling), in batches. It writes JSON lines ``{"passage_id", "entity",
+"question", "answer", "raw"}`` (entity null when unconditioned); generations without the
+``question: ... answer: ...`` shape are not written there but counted and listed in the
+statistics file, as are empty passages and passages without ranked entities.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import re
-from collections.abc import Iterable
+import time
+from collections.abc import Iterable, Sequence
 from pathlib import Path
+
+from namesake.io import BadInputError, atomic_file
 
 # Special tokens of the usual seq2seq tokenizers (BART/RoBERTa, T5, BERT) left in decoded text.
 _SPECIAL_TOKENS = re.compile(r"<\s*/?\s*s\s*>|<pad>|<unk>|<mask>|\[(?:CLS|SEP|PAD|UNK|MASK)\]")
@@ -159,3 +173,205 @@ def warm_start_generator(encoder: str, out_dir: str | Path) -> Path:
         model.save_pretrained(staging)
         tokenizer.save_pretrained(staging)
     return Path(out_dir)
+
+
+MAX_LISTED_MALFORMED = 1000
+
+
+def least_attended(entities, k: int) -> list[str]:
+    """The first ``k`` distinct (case-insensitive) non-empty entity texts, in ranking order."""
+    chosen, seen = [], set()
+    for entity in entities if entities is not None else []:
+        text = entity.get("text") if isinstance(entity, dict) else None
+        text = _clean(text or "")
+        if not text or text.lower() in seen:
+            continue
+        seen.add(text.lower())
+        chosen.append(text)
+        if len(chosen) == k:
+            break
+    return chosen
+
+
+def generation_inputs(
+    passages: Sequence[dict],
+    ranked: dict[str, list] | None,
+    entities_per_passage: int,
+    stats: dict,
+) -> list[tuple[str, str | None, str]]:
+    """(passage_id, entity or None, source) for each generator input.
+
+    `ranked` maps a passage id to its ranked entities; None means unconditioned (one input per
+    passage). Empty passages and passages without entities are counted in `stats`.
+    """
+    jobs = []
+    for row in passages:
+        text = _clean(row.get("text") or "")
+        passage_id = str(row["id"])
+        if not text:
+            stats["empty_passages"] += 1
+            continue
+        title = _clean(row.get("title") or "")
+        passage = f"{title}. {text}" if title else text
+        if ranked is None:
+            jobs.append((passage_id, None, format_source(passage)))
+            continue
+        entities = least_attended(ranked.get(passage_id), entities_per_passage)
+        if not entities:
+            stats["passages_without_entities"] += 1
+            continue
+        for entity in entities:
+            jobs.append((passage_id, entity, format_source(passage, entity)))
+    return jobs
+
+
+def read_ranked_entities(path: str | os.PathLike) -> dict[str, list]:
+    """Passage id → ranked entities, from a ``namesake ecqg rank-entities`` Parquet file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    try:
+        names = pq.read_schema(path).names
+    except FileNotFoundError:
+        raise BadInputError(path, None, "no such ranked-entities file") from None
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise BadInputError(path, None, f"not a ranked-entities Parquet file ({exc})") from None
+    missing = [name for name in ("id", "entities") if name not in names]
+    if missing:
+        raise BadInputError(
+            path, None, f"ranked-entities Parquet lacks column(s) {', '.join(missing)}"
+        )
+    table = pq.read_table(path, columns=["id", "entities"])
+    return {str(r["id"]): r["entities"] for r in table.to_pylist()}
+
+
+def generate_questions(
+    passages_path: str | os.PathLike,
+    model: str,
+    out: str | os.PathLike,
+    *,
+    ranked_entities: str | os.PathLike | None = None,
+    unconditioned: bool = False,
+    stats_path: str | os.PathLike | None = None,
+    entities_per_passage: int = 3,
+    samples_per_entity: int = 1,
+    top_p: float = 0.95,
+    sampling_top_k: int = 50,
+    max_new_tokens: int = 64,
+    max_source_length: int = 1024,
+    batch_size: int = 16,
+    max_passages: int | None = None,
+    seed: int = 0,
+    device: str | None = None,
+) -> dict:
+    """Synthetic questions from a trained generator (see the module docstring); returns the
+    statistics, also written to `stats_path` (default ``<out>.stats.json``).
+
+    Conditioned runs need `ranked_entities`. Both files are replaced atomically: a failure
+    leaves neither a partial file nor a temporary one.
+    """
+    from namesake.ecqg.passages import read_passages
+
+    if not unconditioned and ranked_entities is None:
+        raise ValueError("ranked_entities is needed unless unconditioned")
+    started = time.time()
+    out = Path(out)
+    stats_path = Path(stats_path) if stats_path else out.with_name(out.name + ".stats.json")
+    columns = ["id", "title", "text"]
+    passages = read_passages(passages_path, columns=columns, max_passages=max_passages)
+    passages = passages.to_pylist()
+    ranked = None if unconditioned else read_ranked_entities(ranked_entities)
+    stats = {
+        "passages": len(passages),
+        "empty_passages": 0,
+        "passages_without_entities": 0,
+        "conditioned": not unconditioned,
+    }
+    jobs = generation_inputs(passages, ranked, entities_per_passage, stats)
+    stats["inputs"] = len(jobs)
+    print(
+        f"{len(passages)} passages ({stats['empty_passages']} empty, "
+        f"{stats['passages_without_entities']} without entities): {len(jobs)} generator inputs"
+    )
+
+    import torch
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer, set_seed
+
+    set_seed(seed)
+    device = torch.device(device or ("cuda" if torch.cuda.is_available() else "cpu"))
+    tokenizer = AutoTokenizer.from_pretrained(model)
+    generator = AutoModelForSeq2SeqLM.from_pretrained(model).to(device).eval()
+    if device.type == "cuda" and torch.cuda.is_bf16_supported():
+        generator = generator.to(torch.bfloat16)
+
+    records, malformed = [], []
+    n_malformed = 0
+    for begin in range(0, len(jobs), batch_size):
+        batch = jobs[begin : begin + batch_size]
+        inputs = tokenizer(
+            [source for _, _, source in batch],
+            max_length=max_source_length,
+            truncation=True,
+            padding=True,
+            return_tensors="pt",
+        )
+        inputs.pop("token_type_ids", None)
+        inputs = inputs.to(device)
+        with torch.no_grad():
+            generated = generator.generate(
+                **inputs,
+                do_sample=True,
+                top_p=top_p,
+                top_k=sampling_top_k,
+                max_new_tokens=max_new_tokens,
+                num_return_sequences=samples_per_entity,
+            )
+        texts = tokenizer.batch_decode(generated, skip_special_tokens=True)
+        for i, raw in enumerate(texts):
+            passage_id, entity, _ = batch[i // samples_per_entity]
+            parsed = parse_generation(raw)
+            if parsed is None:
+                n_malformed += 1
+                if len(malformed) < MAX_LISTED_MALFORMED:
+                    malformed.append({"passage_id": passage_id, "entity": entity, "raw": raw})
+                continue
+            question, answer = parsed
+            records.append(
+                {
+                    "passage_id": passage_id,
+                    "entity": entity,
+                    "question": question,
+                    "answer": answer,
+                    "raw": raw,
+                }
+            )
+        print(f"generated {min(begin + len(batch), len(jobs))}/{len(jobs)} inputs", flush=True)
+
+    stats.update(
+        {
+            "generations": len(records) + n_malformed,
+            "written": len(records),
+            "malformed": n_malformed,
+            "malformed_examples": malformed,
+            "model": str(model),
+            "settings": {
+                "entities_per_passage": entities_per_passage,
+                "samples_per_entity": samples_per_entity,
+                "top_p": top_p,
+                "sampling_top_k": sampling_top_k,
+                "max_new_tokens": max_new_tokens,
+                "seed": seed,
+            },
+            "seconds": round(time.time() - started, 2),
+        }
+    )
+    with atomic_file(out, "w") as f:
+        for record in records:
+            f.write(json.dumps(record, ensure_ascii=False) + "\n")
+    with atomic_file(stats_path, "w") as f:
+        f.write(json.dumps(stats, indent=2, ensure_ascii=False) + "\n")
+    print(
+        f"wrote {len(records)} questions to {out} ({n_malformed} malformed generations, "
+        f"listed in {stats_path})"
+    )
+    return stats

@@ -2,7 +2,10 @@
 
 Passages are written to Parquet with columns ``id`` (``<wikipedia_id>_<n>``, n counting the
 passages of a page from 0), ``wikipedia_id``, ``title`` and ``text``. Empty passages (pages
-whose cleaned text is empty) are skipped and counted.
+whose cleaned text is empty) are skipped and counted. :func:`read_passages` is the one reader
+of that file: every step that takes ``--passages`` (rank-entities, attention-report, generate,
+build-synthetic-set, evaluate-dpr) reads it there, and a file without the columns they need is
+refused with the file and the missing columns named.
 """
 
 from __future__ import annotations
@@ -16,11 +19,12 @@ from collections.abc import Iterable, Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from namesake.io import atomic_file
+from namesake.io import BadInputError, atomic_file
 from namesake.retrieval.corpus import Document, Passage, read_kilt_documents, split_passages
 from namesake.wes.dump import iter_pages
 
 __all__ = [
+    "PASSAGE_COLUMNS",
     "Passage",
     "clean_wikitext",
     "passages_from_kilt",
@@ -28,6 +32,8 @@ __all__ = [
     "read_passages",
     "write_passages",
 ]
+
+PASSAGE_COLUMNS = ("id", "title", "text")  # what every reader needs; wikipedia_id is optional
 
 SCHEMA = pa.schema(
     [
@@ -173,6 +179,39 @@ def write_passages(
     return {"passages": written, "empty_skipped": skipped}
 
 
-def read_passages(path: str | os.PathLike) -> pa.Table:
-    """Reads a passages Parquet file written by :func:`write_passages`."""
-    return pq.read_table(path)
+def read_passages(
+    path: str | os.PathLike,
+    columns: Iterable[str] | None = None,
+    max_passages: int | None = None,
+) -> pa.Table:
+    """Reads and checks a passages Parquet file written by :func:`write_passages`.
+
+    The file must have the columns ``id``, ``title`` and ``text`` (``wikipedia_id`` is
+    optional); otherwise, or when it is missing or not Parquet, a
+    :class:`namesake.io.BadInputError` names the file and what is wrong (the missing
+    columns). `columns` selects the columns returned (default: all); `max_passages` keeps the
+    first rows only.
+    """
+    try:
+        names = pq.read_schema(path).names
+    except FileNotFoundError:
+        raise BadInputError(path, None, "no such passages file") from None
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise BadInputError(path, None, f"not a passages Parquet file ({exc})") from None
+    missing = [name for name in PASSAGE_COLUMNS if name not in names]
+    if missing:
+        raise BadInputError(
+            path,
+            None,
+            f"passages Parquet lacks column(s) {', '.join(missing)} "
+            f"(has {', '.join(names) or 'none'}; `namesake ecqg passages` writes id, "
+            "wikipedia_id, title, text)",
+        )
+    columns = list(columns) if columns is not None else None
+    unknown = [name for name in columns or () if name not in names]
+    if unknown:
+        raise BadInputError(path, None, f"passages Parquet lacks column(s) {', '.join(unknown)}")
+    table = pq.read_table(path, columns=columns)
+    if max_passages is not None:
+        table = table.slice(0, max_passages)
+    return table

@@ -1,4 +1,5 @@
-"""The synthetic training set (issue 5, step 7): mixing, BM25 hard negatives, DPR format.
+"""The synthetic training set: mixing, BM25 hard negatives, DPR format, and the whole
+``namesake ecqg build-synthetic-set`` run (:func:`build_synthetic_set`).
 
 :func:`mix` draws a `ratio` share of entity-conditioned and the rest unconditioned records
 (the paper's Mixed-DPR uses 50/50), deterministically for a seed. :func:`add_bm25_hard_negatives`
@@ -12,6 +13,13 @@ format::
 
 "Contains the answer" is :func:`namesake.ecqg.filtering.contains_answer`: the AmbER-normalised
 answer occurs on word boundaries in the normalised passage text.
+
+:func:`build_synthetic_set` takes the generated questions of both generators through stage 1
+(answer filter: extractive QA, or the substring fallback without a QA model) and stage 2
+(hardness filter, BM25 over the passages) of :mod:`namesake.ecqg.filtering`, mixes the two sets,
+adds BM25 hard negatives and writes the DPR file. Counts are printed after each stage and
+returned (and saved as JSON when asked). Unreadable lines and records without a
+question/answer are skipped and counted, never fatal.
 """
 
 from __future__ import annotations
@@ -20,10 +28,12 @@ import json
 import math
 import os
 import random
+from collections import Counter
 from collections.abc import Iterable, Mapping
+from pathlib import Path
 
-from namesake.ecqg.filtering import contains_answer
-from namesake.io import atomic_file
+from namesake.ecqg.filtering import answer_filter, contains_answer, hardness_filter
+from namesake.io import BadInputError, atomic_file
 from namesake.retrieval.corpus import Document
 
 
@@ -162,3 +172,108 @@ def write_dpr(records: list[dict], path: str | os.PathLike) -> None:
     with atomic_file(path, "w") as f:
         json.dump(records, f, ensure_ascii=False, indent=1)
         f.write("\n")
+
+
+def read_records(path: str | os.PathLike) -> tuple[list[dict], dict]:
+    """JSON-lines records; blank lines ignored, bad lines skipped and counted."""
+    records, problems = [], Counter()
+    if not Path(path).is_file():
+        raise BadInputError(path, None, "no such file")
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError:
+                problems["invalid JSON"] += 1
+                continue
+            if not isinstance(record, dict):
+                problems["not a JSON object"] += 1
+                continue
+            records.append(record)
+    return records, {"lines_read": len(records), "skipped_lines": dict(problems)}
+
+
+def build_synthetic_set(
+    passages_path: str | os.PathLike,
+    conditioned_path: str | os.PathLike,
+    unconditioned_path: str | os.PathLike,
+    out: str | os.PathLike,
+    *,
+    qa_model: str | None = None,
+    qa_threshold: float = 0.5,
+    qa_batch_size: int = 32,
+    hard_quantile: float | None = 0.5,
+    ratio: float = 0.5,
+    size: int | None = None,
+    seed: int = 0,
+    negatives_per_question: int = 1,
+    stats_path: str | os.PathLike | None = None,
+) -> dict:
+    """The Mixed-DPR training set from generated questions (see the module docstring).
+
+    `hard_quantile` None disables the hardness filter. Writes the DPR JSON to `out` and, with
+    `stats_path`, the statistics there (both atomically); returns the statistics.
+    """
+    from namesake.ecqg.passages import read_passages
+    from namesake.retrieval.bm25 import BM25Retriever
+
+    for path in (conditioned_path, unconditioned_path):
+        if not Path(path).is_file():
+            raise BadInputError(path, None, "no such file")
+    table = passage_table(read_passages(passages_path, columns=["id", "title", "text"]))
+    if not table:
+        raise BadInputError(passages_path, None, "no passages")
+    texts = {pid: row["text"] for pid, row in table.items()}
+    print(f"passages: {len(table)}")
+    retriever = BM25Retriever.build(passage_documents(table), show_progress=False)
+
+    qa = None
+    if qa_model is not None:
+        from namesake.ecqg.filtering import ExtractiveQA
+
+        qa = ExtractiveQA(qa_model)
+    stats: dict = {"passages": len(table), "sets": {}}
+    filtered = {}
+    for name, path in (("conditioned", conditioned_path), ("unconditioned", unconditioned_path)):
+        records, read_stats = read_records(path)
+        set_stats = {"read": read_stats}
+        print(f"{name}: read {len(records)} record(s), skipped {read_stats['skipped_lines']}")
+        records, set_stats["answer_filter"] = answer_filter(
+            records, texts, qa, threshold=qa_threshold, batch_size=qa_batch_size
+        )
+        a = set_stats["answer_filter"]
+        print(
+            f"{name}: answer filter [{a['answer_filter']}] {a['in']} -> {a['out']}"
+            f" (bad input {a['dropped_bad_input']})"
+        )
+        if hard_quantile is None:
+            set_stats["hardness_filter"] = "disabled"
+            print(f"{name}: hardness filter disabled")
+        else:
+            records, h = hardness_filter(records, texts, retriever, quantile=hard_quantile)
+            set_stats["hardness_filter"] = h
+            print(
+                f"{name}: hardness filter (quantile {h['quantile']}, cutoff {h['score_cutoff']})"
+                f" {h['in']} -> {h['out']}"
+            )
+        filtered[name] = records
+        stats["sets"][name] = set_stats
+
+    mixed = mix(
+        filtered["conditioned"], filtered["unconditioned"], ratio=ratio, seed=seed, size=size
+    )
+    sources = Counter(r["source"] for r in mixed)
+    stats["mix"] = {"ratio": ratio, "seed": seed, "out": len(mixed), **sources}
+    print(f"mix (ratio {ratio}): {len(mixed)} ({dict(sources)})")
+    with_negatives = add_bm25_hard_negatives(mixed, table, retriever, n=negatives_per_question)
+    dpr = to_dpr(with_negatives, table)
+    without = sum(1 for r in dpr if not r["hard_negative_ctxs"])
+    stats["dpr"] = {"out": len(dpr), "without_hard_negative": without}
+    print(f"DPR set: {len(dpr)} question(s), {without} without a hard negative -> {out}")
+    write_dpr(dpr, out)
+    if stats_path:
+        with atomic_file(stats_path, "w") as f:
+            json.dump(stats, f, ensure_ascii=False, indent=2)
+    return stats

@@ -218,14 +218,3 @@ def _filters(
         f"seed: {seed} (negatives, positives kept where negatives run out, splits, row order).",
     ]
     return lines
-
-
-def threshold_list(text: str) -> list[int]:
-    """'5,10,20' -> [5, 10, 20], for the command line."""
-    try:
-        values = [int(part) for part in text.split(",") if part.strip()]
-    except ValueError:
-        raise NamesakeError(f"--thresholds: comma-separated integers, got {text!r}") from None
-    if not values or min(values) < 1:
-        raise NamesakeError(f"--thresholds: positive integers, got {text!r}")
-    return values
