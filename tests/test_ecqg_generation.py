@@ -1,5 +1,5 @@
-"""Question generation (issue 5, steps 4-5): formats, parsing, conditioning entities, DPR files,
-training_examples; train_qg.py and generate_synthetic.py on a tiny random BART."""
+"""Question generation: formats, parsing, conditioning entities, DPR files, training_examples;
+train_qg.py and `namesake ecqg generate` on a tiny random BART."""
 
 import importlib.util
 import json
@@ -9,12 +9,15 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import spacy
+from tiny_models import accelerate_launch, assert_linear_schedule
 
+from namesake.cli import main
 from namesake.ecqg.dpr.data import read_dpr_file
 from namesake.ecqg.generation import (
     conditioning_entity,
     format_source,
     format_target,
+    generate_questions,
     parse_generation,
     training_examples,
 )
@@ -201,9 +204,9 @@ def train_file(tmp_path_factory):
 def common_args(train_file, tiny_bart, out):
     return [
         "--train_file", str(train_file),
-        "--model", str(tiny_bart),
+        "--model_name_or_path", str(tiny_bart),
         "--output_dir", str(out),
-        "--batch_size", "4",
+        "--per_device_train_batch_size", "4",
         "--learning_rate", "3e-3",
         "--max_source_length", "128",
         "--max_target_length", "32",
@@ -216,7 +219,15 @@ def trained(train_file, tiny_bart, tmp_path_factory):
     out = tmp_path_factory.mktemp("qg-run") / "qg"
     metrics = load_script("train_qg").main(
         common_args(train_file, tiny_bart, out)
-        + ["--conditioned", "--epochs", "10", "--max_steps", "12", "--checkpointing_steps", "6"]
+        + [
+            "--conditioned",
+            "--num_train_epochs",
+            "10",
+            "--max_train_steps",
+            "12",
+            "--checkpointing_steps",
+            "6",
+        ]
     )
     return out, metrics
 
@@ -236,7 +247,7 @@ def test_train_qg_loss_decreases_and_reloads(trained):
     assert args["conditioned"] is True and args["learning_rate"] == 3e-3
     card = (out / "README.md").read_text()
     assert "entity: <e> passage: <p>" in card and "12 optimizer steps" in card
-    assert "{" not in card  # every placeholder of model_cards/question_generator.md filled
+    assert "{{" not in card  # every placeholder of model_cards/question_generator.md filled
     assert not list(out.parent.glob(".qg.partial-*"))
     model = AutoModelForSeq2SeqLM.from_pretrained(out)
     tokenizer = AutoTokenizer.from_pretrained(out)
@@ -245,8 +256,8 @@ def test_train_qg_loss_decreases_and_reloads(trained):
     generated = model.generate(**inputs, max_new_tokens=5, do_sample=False)
     assert generated.shape[0] == 1 and generated.shape[1] > 1
     checkpoints = Path(str(out) + "-checkpoints")
-    assert (checkpoints / "step_6" / "trainer_state.json").exists()
-    assert (checkpoints / "step_12" / "trainer_state.json").exists()
+    assert (checkpoints / "step_6" / "training_state.json").exists()
+    assert (checkpoints / "step_12" / "training_state.json").exists()
 
 
 def test_train_qg_resumes_from_checkpoint(trained, train_file, tiny_bart, tmp_path):
@@ -254,15 +265,23 @@ def test_train_qg_resumes_from_checkpoint(trained, train_file, tiny_bart, tmp_pa
     checkpoint = Path(str(out) + "-checkpoints") / "step_6"
     resumed = load_script("train_qg").main(
         common_args(train_file, tiny_bart, tmp_path / "resumed")
-        + ["--epochs", "10", "--max_steps", "12", "--resume_from_checkpoint", str(checkpoint)]
+        + [
+            "--num_train_epochs",
+            "10",
+            "--max_train_steps",
+            "12",
+            "--resume_from_checkpoint",
+            str(checkpoint),
+        ]
     )
-    assert resumed["loss_steps"] == list(range(7, 13))
+    assert resumed["loss_steps"] == list(range(1, 13))  # 6 restored from the checkpoint + 6
     # same data order, weights, optimizer and RNG: the resumed losses match the original run
-    assert resumed["losses"] == pytest.approx(metrics["losses"][6:], rel=1e-4, abs=1e-5)
+    assert resumed["losses"] == pytest.approx(metrics["losses"], rel=1e-4, abs=1e-5)
+    assert resumed["learning_rates"] == pytest.approx(metrics["learning_rates"])
     # "latest" in an empty checkpoint folder starts afresh
     fresh = load_script("train_qg").main(
         common_args(train_file, tiny_bart, tmp_path / "fresh")
-        + ["--unconditioned", "--max_steps", "2", "--resume_from_checkpoint", "latest"]
+        + ["--unconditioned", "--max_train_steps", "2", "--resume_from_checkpoint", "latest"]
     )
     assert fresh["loss_steps"] == [1, 2] and fresh["conditioned"] is False
 
@@ -281,9 +300,29 @@ def test_train_qg_push_to_hub_only_when_asked(
     )
     load_script("train_qg").main(
         common_args(train_file, tiny_bart, tmp_path / "pushed")
-        + ["--unconditioned", "--max_steps", "1", "--push_to_hub", "--hub_model_id", "me/qg"]
+        + ["--unconditioned", "--max_train_steps", "1", "--push_to_hub", "--hub_model_id", "me/qg"]
     )
     assert calls == [("create", "me/qg"), ("upload", "me/qg")]
+
+
+def test_train_qg_two_processes_schedule_and_steps_match_one(train_file, tiny_bart, tmp_path):
+    """2 processes × batch 1 and 1 process × batch 2: the same global batch, so the same
+    optimizer steps and the same learning rate at each; warm-up, peak, 0 at the last step."""
+    schedule = ["--unconditioned", "--num_train_epochs", "2", "--num_warmup_steps", "2"]
+    out = tmp_path / "qg2"
+    accelerate_launch(
+        ROOT / "training" / "train_qg.py",
+        common_args(train_file, tiny_bart, out) + ["--per_device_train_batch_size", "1", *schedule],
+    )
+    two = json.loads((out / "metrics.json").read_text())
+    one = load_script("train_qg").main(
+        common_args(train_file, tiny_bart, tmp_path / "qg1")
+        + ["--per_device_train_batch_size", "2", *schedule]
+    )
+    assert two["num_processes"] == 2 and one["num_processes"] == 1
+    assert two["steps"] == one["steps"] == 8  # 8 examples / global batch 2 × 2 epochs
+    assert_linear_schedule(two["learning_rates"], 3e-3, warmup=2, steps=8)
+    assert two["learning_rates"] == pytest.approx(one["learning_rates"])
 
 
 @pytest.fixture
@@ -323,10 +362,9 @@ def passages_and_entities(tmp_path):
     return passages, ranked
 
 
-def test_generate_synthetic_conditioned(trained, passages_and_entities, tmp_path, monkeypatch):
+def test_generate_conditioned(trained, passages_and_entities, tmp_path, monkeypatch):
     out_dir, _ = trained
     passages, ranked = passages_and_entities
-    module = load_script("generate_synthetic")
     # The tiny model writes garbage; make every other generation well formed to check both paths.
     calls = {"n": 0}
 
@@ -334,13 +372,14 @@ def test_generate_synthetic_conditioned(trained, passages_and_entities, tmp_path
         calls["n"] += 1
         return ("what is it?", "it") if calls["n"] % 2 else None
 
-    monkeypatch.setattr(module, "parse_generation", half_parsed)
+    monkeypatch.setattr("namesake.ecqg.generation.parse_generation", half_parsed)
     out = tmp_path / "synthetic.jsonl"
-    stats = module.main(
-        ["--passages", str(passages), "--ranked_entities", str(ranked), "--model", str(out_dir),
-         "--out", str(out), "--k", "3", "--samples_per_entity", "2", "--batch_size", "2",
-         "--max_new_tokens", "8"]
+    main(
+        ["ecqg", "generate", "--passages", str(passages), "--ranked-entities", str(ranked),
+         "--model", str(out_dir), "--out", str(out), "--entities-per-passage", "3",
+         "--samples-per-entity", "2", "--batch-size", "2", "--max-new-tokens", "8"]
     )  # fmt: skip
+    stats = json.loads((tmp_path / "synthetic.jsonl.stats.json").read_text())
     # p1: 3 distinct entities (Montgomery twice, case-insensitive), p2: 1; p3 empty; p4 no entity
     assert stats["inputs"] == 4 and stats["empty_passages"] == 1
     assert stats["passages_without_entities"] == 1
@@ -349,18 +388,17 @@ def test_generate_synthetic_conditioned(trained, passages_and_entities, tmp_path
     assert len(records) == 4
     assert set(records[0]) == {"passage_id", "entity", "question", "answer", "raw"}
     assert {r["entity"] for r in records} <= {"Montgomery", "Alabama", "state", "0.9"}
-    saved = json.loads((tmp_path / "synthetic.jsonl.stats.json").read_text())
-    assert saved["malformed"] == 4 and len(saved["malformed_examples"]) == 4
-    assert {"passage_id", "entity", "raw"} == set(saved["malformed_examples"][0])
+    assert len(stats["malformed_examples"]) == 4
+    assert {"passage_id", "entity", "raw"} == set(stats["malformed_examples"][0])
 
 
-def test_generate_synthetic_unconditioned_real_parser(trained, passages_and_entities, tmp_path):
+def test_generate_unconditioned_real_parser(trained, passages_and_entities, tmp_path):
     out_dir, _ = trained
     passages, _ = passages_and_entities
     out = tmp_path / "uncon.jsonl"
-    stats = load_script("generate_synthetic").main(
-        ["--passages", str(passages), "--model", str(out_dir), "--unconditioned",
-         "--out", str(out), "--stats", str(tmp_path / "s.json"), "--max_new_tokens", "8"]
+    stats = generate_questions(
+        passages, str(out_dir), out, unconditioned=True, stats_path=tmp_path / "s.json",
+        max_new_tokens=8,
     )  # fmt: skip
     assert stats["inputs"] == 3 and stats["generations"] == 3
     assert stats["written"] + stats["malformed"] == 3

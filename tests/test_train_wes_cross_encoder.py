@@ -1,5 +1,7 @@
-"""training/train_wes_cross_encoder.py on a tiny hand-made WES pairs dataset and a tiny BERT."""
+"""training/train_wes_cross_encoder.py on a tiny hand-made WES pairs dataset and a tiny BERT:
+outputs, card, metrics, resume from a checkpoint, and the schedule under two processes."""
 
+import argparse
 import importlib.util
 import json
 import math
@@ -9,7 +11,7 @@ import datasets
 import numpy as np
 import pytest
 import yaml
-from tiny_models import save_tiny_bert
+from tiny_models import accelerate_launch, assert_linear_schedule, save_tiny_bert
 
 ROOT = Path(__file__).parent.parent
 SCRIPT = ROOT / "training" / "train_wes_cross_encoder.py"
@@ -89,34 +91,33 @@ def script():
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory, script):
-    """One tiny training run: (output folder, the returned metrics)."""
+def tiny(tmp_path_factory):
+    """The tiny WES folder and the tiny BERT."""
     tmp = tmp_path_factory.mktemp("wes_train")
-    data = make_wes_folder(tmp / "wes")
-    model = save_tiny_bert(tmp / "tiny-bert")
-    out = tmp / "out" / "wes-cross-encoder"
-    metrics = script.main(
-        [
-            "--dataset",
-            str(data),
-            "--config",
-            CONFIG,
-            "--model",
-            str(model),
-            "--output_dir",
-            str(out),
-            "--epochs",
-            "2",
-            "--batch_size",
-            "8",
-            "--learning_rate",
-            "1e-3",
-            "--max_length",
-            "24",
-            "--seed",
-            "0",
-        ]
-    )
+    return make_wes_folder(tmp / "wes"), save_tiny_bert(tmp / "tiny-bert")
+
+
+def train_args(tiny, out, *extra):
+    data, model = tiny
+    return [
+        "--dataset", str(data),
+        "--config", CONFIG,
+        "--model_name_or_path", str(model),
+        "--output_dir", str(out),
+        "--num_train_epochs", "2",
+        "--per_device_train_batch_size", "8",
+        "--learning_rate", "1e-3",
+        "--max_length", "24",
+        "--seed", "0",
+        *extra,
+    ]  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def trained(tiny, tmp_path_factory, script):
+    """One tiny training run, checkpointed every 2 steps: (output folder, returned metrics)."""
+    out = tmp_path_factory.mktemp("wes_out") / "out" / "wes-cross-encoder"
+    metrics = script.main(train_args(tiny, out, "--checkpointing_steps", "2"))
     return out, metrics
 
 
@@ -148,8 +149,8 @@ def test_output_folder_has_checkpoint_card_and_metrics_only(trained):
         "README.md",
         "metrics.json",
     } <= names
-    # Written to a temporary sibling, then renamed: nothing left beside it.
-    assert [p.name for p in out.parent.iterdir()] == [out.name]
+    # Written to a temporary sibling, then renamed: nothing left beside it but checkpoints.
+    assert sorted(p.name for p in out.parent.iterdir()) == [out.name, f"{out.name}-checkpoints"]
 
 
 def test_metrics_json_reports_every_scorer(trained):
@@ -173,7 +174,7 @@ def test_metrics_json_reports_every_scorer(trained):
 def test_model_card_is_filled(trained):
     out, _ = trained
     card = (out / "README.md").read_text()
-    assert "${" not in card
+    assert "{{" not in card
     header = yaml.safe_load(card.split("---")[1])
     assert header["library_name"] == "sentence-transformers"
     assert header["pipeline_tag"] == "text-classification"
@@ -187,12 +188,104 @@ def test_model_card_is_filled(trained):
 
 
 def test_card_keeps_hub_ids(script):
-    template = (ROOT / "model_cards" / "wes_cross_encoder.md").read_text()
-    card = script.render_card(
-        template, {"license": "mit", "base_model": "org/model", "dataset_yaml": "org/wes"}
+    args = script.parse_args(
+        ["--dataset", "org/wes", "--output_dir", "y", "--model_name_or_path", "org/model"]
     )
-    header = yaml.safe_load(card.split("---")[1])
+    header = script.card_data(args, "org/model")
     assert header["base_model"] == "org/model" and header["datasets"] == ["org/wes"]
+    default = script.card_data(script.parse_args(["--dataset", "x", "--output_dir", "y"]), "")
+    assert default["base_model"] == script.training.BUNDLED_HUB_ID
+
+
+def test_resume_from_a_mid_training_checkpoint_matches(tiny, trained, script, tmp_path):
+    """Resuming at step 4 of 8 (mid epoch 2) gives the uninterrupted run's steps and losses."""
+    out, metrics = trained
+    checkpoints = out.parent / f"{out.name}-checkpoints"
+    assert sorted(p.name for p in checkpoints.iterdir()) == [f"step_{n}" for n in (2, 4, 6, 8)]
+    assert metrics["steps"] == 8  # 28 pairs, batch 8: 4 steps an epoch, 2 epochs
+    resumed = script.main(
+        train_args(
+            tiny,
+            tmp_path / "resumed",
+            "--checkpoint_dir",
+            str(checkpoints),
+            "--resume_from_checkpoint",
+            str(checkpoints / "step_4"),
+            "--with_tracking",  # no tracker installed here: the code path runs, logs nowhere
+        )
+    )
+    assert resumed["steps"] == 8 and resumed["loss_steps"] == list(range(1, 9))
+    assert resumed["losses"] == pytest.approx(metrics["losses"], rel=1e-4, abs=1e-5)
+    assert resumed["learning_rates"] == pytest.approx(metrics["learning_rates"])
+    assert [e["epoch"] for e in resumed["validation"]] == [1, 2]
+    assert resumed["validation"][-1]["accuracy"] == pytest.approx(
+        metrics["validation"][-1]["accuracy"]
+    )
+
+
+SHARED_OPTIONS = {
+    "--model_name_or_path",
+    "--per_device_train_batch_size",
+    "--per_device_eval_batch_size",
+    "--num_train_epochs",
+    "--max_train_steps",
+    "--learning_rate",
+    "--lr_scheduler_type",
+    "--num_warmup_steps",
+    "--gradient_accumulation_steps",
+    "--checkpointing_steps",
+    "--resume_from_checkpoint",
+    "--push_to_hub",
+    "--hub_model_id",
+    "--with_tracking",
+    "--output_dir",
+    "--seed",
+}
+
+
+@pytest.mark.parametrize("name", ["train_wes_cross_encoder", "train_qg", "train_dpr"])
+def test_training_scripts_share_one_argument_convention(name, monkeypatch):
+    """Every training script takes the transformers examples' option names, and every
+    option has help text."""
+    spec = importlib.util.spec_from_file_location(name, ROOT / "training" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    parsers = []
+
+    def capture(self, args=None, namespace=None):
+        parsers.append(self)
+        raise SystemExit(0)
+
+    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", capture)
+    with pytest.raises(SystemExit):
+        module.parse_args([])
+    options = {
+        option: action
+        for action in parsers[0]._actions
+        for option in action.option_strings
+        if option.startswith("--") and option != "--help"
+    }
+    assert set(options) >= SHARED_OPTIONS
+    assert not {"--model", "--epochs", "--batch_size", "--max_steps", "--warmup_steps"} & set(
+        options
+    )
+    assert [o for o, action in options.items() if not action.help] == []
+
+
+def test_two_processes_schedule_and_steps_match_one(tiny, script, tmp_path):
+    """2 processes × batch 4 and 1 process × batch 8: the same global batch, so the same
+    optimizer steps and the same learning rate at each; warm-up, peak, 0 at the last step."""
+    out = tmp_path / "two"
+    accelerate_launch(
+        SCRIPT,
+        train_args(tiny, out, "--per_device_train_batch_size", "4", "--num_warmup_steps", "2"),
+    )
+    two = json.loads((out / "metrics.json").read_text())
+    one = script.main(train_args(tiny, tmp_path / "one", "--num_warmup_steps", "2"))
+    assert two["num_processes"] == 2 and one["num_processes"] == 1
+    assert two["steps"] == one["steps"] == 8
+    assert_linear_schedule(two["learning_rates"], 1e-3, warmup=2, steps=8)
+    assert two["learning_rates"] == pytest.approx(one["learning_rates"])
 
 
 def test_metric_helpers(script):

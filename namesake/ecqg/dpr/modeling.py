@@ -3,11 +3,14 @@ export to a sentence-transformers folder the dense retriever loads.
 
 - :func:`dpr_loss`: negative log-likelihood of the positive passage over dot-product scores,
   with in-batch negatives and ``h`` hard negatives per question (Karpukhin et al. 2020).
+- :func:`gather_with_grad`: every process's embeddings, for a loss over the global batch
+  (variable row counts allowed), this process's rows keeping their gradient.
 - :class:`BiEncoder`: question and passage ``AutoModel`` encoders (shared or separate), the
   embedding is the last layer's ``[CLS]`` vector (DPR's pooling).
 - :func:`export_sentence_transformers`: a sentence-transformers folder (Transformer + CLS
   Pooling) that ``DenseRetriever.build(..., model=passage_dir, query_model=question_dir)``
-  and ``namesake retrieve --model/--query-model`` load.
+  and ``namesake retrieve --model/--query-model`` load; it declares the dot product as its
+  similarity, the one DPR is trained with.
 """
 
 from __future__ import annotations
@@ -40,6 +43,36 @@ def dpr_loss(q: torch.Tensor, p: torch.Tensor) -> torch.Tensor:
     scores = q @ p.T
     targets = torch.arange(batch, device=q.device) * per_question
     return F.cross_entropy(scores.float(), targets)
+
+
+def gather_with_grad(tensor: torch.Tensor) -> torch.Tensor:
+    """All processes' rows, in rank order; this process's rows keep their gradient (DPR).
+
+    The other processes' rows are constants: each process back-propagates through its own
+    embeddings only, and DDP averages the gradients, so a loss over the gathered global batch
+    must be multiplied by the process count before ``backward``. Processes may hold different
+    numbers of rows (the last batch of an epoch): they are padded for ``all_gather`` and the
+    padding dropped again. Without ``torch.distributed`` (one process) ``tensor`` is returned.
+    """
+    import torch.distributed as dist
+
+    if not dist.is_available() or not dist.is_initialized() or dist.get_world_size() == 1:
+        return tensor
+    world = dist.get_world_size()
+    size = torch.tensor([tensor.shape[0]], device=tensor.device)
+    sizes = [torch.zeros_like(size) for _ in range(world)]
+    dist.all_gather(sizes, size)
+    sizes = [int(s.item()) for s in sizes]
+    longest = max(sizes)
+    padded = tensor.detach()
+    if padded.shape[0] < longest:
+        pad = padded.new_zeros((longest - padded.shape[0], *padded.shape[1:]))
+        padded = torch.cat([padded, pad])
+    parts = [torch.empty_like(padded) for _ in sizes]
+    dist.all_gather(parts, padded.contiguous())
+    parts = [part[:n] for part, n in zip(parts, sizes, strict=True)]
+    parts[dist.get_rank()] = tensor
+    return torch.cat(parts)
 
 
 # --- the bi-encoder ---------------------------------------------------------------------
@@ -91,8 +124,9 @@ def export_sentence_transformers(
     """Writes a sentence-transformers folder (Transformer + CLS Pooling) for `encoder_dir`.
 
     The folder loads with ``SentenceTransformer(out_dir)`` and so as ``model`` (passage
-    encoder) or ``query_model`` (question encoder) of ``DenseRetriever.build``. No
-    normalisation layer: the DenseRetriever normalises itself (see the module docstring).
+    encoder) or ``query_model`` (question encoder) of ``DenseRetriever.build``. It declares
+    ``similarity_fn_name="dot"`` (DPR's training similarity), so ``model.similarity`` ranks
+    as training did; no normalisation layer, which would turn the dot product into cosine.
     """
     from sentence_transformers import SentenceTransformer
 
@@ -105,7 +139,9 @@ def export_sentence_transformers(
     get = getattr(transformer, "get_embedding_dimension", None)
     dimension = (get or transformer.get_word_embedding_dimension)()
     pooling = Pooling(dimension, pooling_mode="cls")
-    model = SentenceTransformer(modules=[transformer, pooling], device="cpu")
+    model = SentenceTransformer(
+        modules=[transformer, pooling], device="cpu", similarity_fn_name="dot"
+    )
     out_dir = Path(out_dir)
     model.save(str(out_dir))
     return out_dir

