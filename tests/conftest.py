@@ -30,6 +30,11 @@ def load_module(path: Path, name: str | None = None):
     return module
 
 
+def load_script(name: str):
+    """The training script ``training/<name>.py`` as a module."""
+    return load_module(Path(__file__).resolve().parent.parent / "training" / f"{name}.py")
+
+
 def pytest_collection_modifyitems(config, items):
     """Without Chromium, stop before any test runs, in one line: not an error in each
     browser test, and never a silent skip."""

@@ -1,6 +1,5 @@
 """namesake.ecqg.dpr, training/train_dpr.py and `namesake ecqg evaluate-dpr` on tiny inputs."""
 
-import importlib.util
 import json
 import math
 from pathlib import Path
@@ -8,6 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 import yaml
+from conftest import load_script
 from tiny_models import accelerate_launch, assert_linear_schedule, save_tiny_bert
 
 from namesake.ecqg.dpr.data import DPRFileError, read_dpr_file, read_qa_file
@@ -49,13 +49,6 @@ def dpr_items():
             }
         )
     return items
-
-
-def load_script(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "training" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 # --- loss -------------------------------------------------------------------------------

@@ -1,7 +1,6 @@
 """Question generation: formats, parsing, conditioning entities, DPR files, training_examples;
 train_qg.py and `namesake ecqg generate` on a tiny random BART."""
 
-import importlib.util
 import json
 from pathlib import Path
 
@@ -9,6 +8,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import spacy
+from conftest import load_script
 from tiny_models import accelerate_launch, assert_linear_schedule
 
 from namesake.cli import main
@@ -24,13 +24,6 @@ from namesake.ecqg.generation import (
 
 ROOT = Path(__file__).parent.parent
 DEMO_FILE = ROOT / "training" / "data" / "tiny_dpr_train.json"
-
-
-def load_script(name):
-    spec = importlib.util.spec_from_file_location(name, ROOT / "training" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 @pytest.fixture(scope="module")

@@ -1,12 +1,12 @@
 """space_app/app.py without a browser: its defaults (local only, never shared), how it turns
 failures into page messages, and that the page builds with and without artifacts."""
 
-import importlib.util
 import logging
 from pathlib import Path
 
 import gradio as gr
 import pytest
+from conftest import load_module
 
 from namesake.space.explorer import SpaceInputError
 
@@ -15,10 +15,7 @@ APP = Path(__file__).resolve().parents[1] / "space_app" / "app.py"
 
 @pytest.fixture(scope="module")
 def app():
-    spec = importlib.util.spec_from_file_location("space_app_under_test", APP)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_module(APP, "space_app_under_test")
 
 
 def test_defaults_serve_this_machine_only_and_never_share(app, monkeypatch):

@@ -2,7 +2,6 @@
 outputs, card, metrics, resume from a checkpoint, and the schedule under two processes."""
 
 import argparse
-import importlib.util
 import json
 import math
 from pathlib import Path
@@ -11,6 +10,7 @@ import datasets
 import numpy as np
 import pytest
 import yaml
+from conftest import load_script
 from tiny_models import accelerate_launch, assert_linear_schedule, save_tiny_bert
 
 ROOT = Path(__file__).parent.parent
@@ -84,10 +84,7 @@ def make_wes_folder(root: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def script():
-    spec = importlib.util.spec_from_file_location("train_wes_cross_encoder", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("train_wes_cross_encoder")
 
 
 @pytest.fixture(scope="module")
@@ -247,9 +244,7 @@ SHARED_OPTIONS = {
 def test_training_scripts_share_one_argument_convention(name, monkeypatch):
     """Every training script takes the transformers examples' option names, and every
     option has help text."""
-    spec = importlib.util.spec_from_file_location(name, ROOT / "training" / f"{name}.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = load_script(name)
     parsers = []
 
     def capture(self, args=None, namespace=None):
