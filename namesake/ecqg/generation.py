@@ -29,7 +29,7 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from namesake.io import BadInputError, atomic_file
+from namesake.io import atomic_file
 
 # Special tokens of the usual seq2seq tokenizers (BART/RoBERTa, T5, BERT) left in decoded text.
 _SPECIAL_TOKENS = re.compile(r"<\s*/?\s*s\s*>|<pad>|<unk>|<mask>|\[(?:CLS|SEP|PAD|UNK|MASK)\]")
@@ -227,20 +227,11 @@ def generation_inputs(
 
 def read_ranked_entities(path: str | os.PathLike) -> dict[str, list]:
     """Passage id → ranked entities, from a ``namesake ecqg rank-entities`` Parquet file."""
-    import pyarrow as pa
     import pyarrow.parquet as pq
 
-    try:
-        names = pq.read_schema(path).names
-    except FileNotFoundError:
-        raise BadInputError(path, None, "no such ranked-entities file") from None
-    except (OSError, pa.ArrowInvalid) as exc:
-        raise BadInputError(path, None, f"not a ranked-entities Parquet file ({exc})") from None
-    missing = [name for name in ("id", "entities") if name not in names]
-    if missing:
-        raise BadInputError(
-            path, None, f"ranked-entities Parquet lacks column(s) {', '.join(missing)}"
-        )
+    from namesake.ecqg.passages import checked_parquet_columns
+
+    checked_parquet_columns(path, ("id", "entities"), "ranked-entities")
     table = pq.read_table(path, columns=["id", "entities"])
     return {str(r["id"]): r["entities"] for r in table.to_pylist()}
 

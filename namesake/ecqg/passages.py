@@ -179,6 +179,29 @@ def write_passages(
     return {"passages": written, "empty_skipped": skipped}
 
 
+def checked_parquet_columns(
+    path: str | os.PathLike, required: Iterable[str], what: str, hint: str = ""
+) -> list[str]:
+    """The column names of the Parquet file `path`, once it is known to have `required`;
+    otherwise a :class:`namesake.io.BadInputError` names the file and what is wrong (missing,
+    not Parquet, or the missing columns). `what` names the kind of file in the message."""
+    try:
+        names = pq.read_schema(path).names
+    except FileNotFoundError:
+        raise BadInputError(path, None, f"no such {what} file") from None
+    except (OSError, pa.ArrowInvalid) as exc:
+        raise BadInputError(path, None, f"not a {what} Parquet file ({exc})") from None
+    missing = [name for name in required if name not in names]
+    if missing:
+        raise BadInputError(
+            path,
+            None,
+            f"{what} Parquet lacks column(s) {', '.join(missing)} "
+            f"(has {', '.join(names) or 'none'}{'; ' + hint if hint else ''})",
+        )
+    return names
+
+
 def read_passages(
     path: str | os.PathLike,
     columns: Iterable[str] | None = None,
@@ -192,21 +215,12 @@ def read_passages(
     columns). `columns` selects the columns returned (default: all); `max_passages` keeps the
     first rows only.
     """
-    try:
-        names = pq.read_schema(path).names
-    except FileNotFoundError:
-        raise BadInputError(path, None, "no such passages file") from None
-    except (OSError, pa.ArrowInvalid) as exc:
-        raise BadInputError(path, None, f"not a passages Parquet file ({exc})") from None
-    missing = [name for name in PASSAGE_COLUMNS if name not in names]
-    if missing:
-        raise BadInputError(
-            path,
-            None,
-            f"passages Parquet lacks column(s) {', '.join(missing)} "
-            f"(has {', '.join(names) or 'none'}; `namesake ecqg passages` writes id, "
-            "wikipedia_id, title, text)",
-        )
+    names = checked_parquet_columns(
+        path,
+        PASSAGE_COLUMNS,
+        "passages",
+        "`namesake ecqg passages` writes id, wikipedia_id, title, text",
+    )
     columns = list(columns) if columns is not None else None
     unknown = [name for name in columns or () if name not in names]
     if unknown:
