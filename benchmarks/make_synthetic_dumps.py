@@ -20,6 +20,10 @@ downloaded in a benchmark. What matters for speed is that the *shape* matches:
   themselves have English pages, so stages 2-5 have real work.
 - The KILT page of an item mentions most of its relation values in its first paragraph,
   followed by filler paragraphs (~6 KB a page, like KILT's 35 GB / 5.9 M pages).
+- `--shape compressible` writes the same items as lines that bz2 shrinks ~39:1 (the
+  realistic shape: ~7.5:1), ~8.5 KB each: the label and one description per kind in 33
+  languages, repeating hashes and statement ids, no external ids. Decompression then
+  costs less per MB, so parsing weighs more against it.
 
 Everything is streamed (one entity at a time) and deterministic for a given --seed.
 Every entity's name and kind is a pure function of (seed, QID), so values can point to
@@ -31,6 +35,7 @@ from __future__ import annotations
 import argparse
 import bz2
 import gzip
+import hashlib
 import json
 import queue
 import random
@@ -38,6 +43,8 @@ import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+
+SHAPES = ("realistic", "compressible")
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -50,6 +57,13 @@ def parse_args(argv=None) -> argparse.Namespace:
         choices=["bz2", "gz", "plain"],
         default="bz2",
         help="of the Wikidata and page-view files (the KILT file is plain JSON lines, as KILT's)",
+    )
+    parser.add_argument(
+        "--shape",
+        choices=SHAPES,
+        default="realistic",
+        help="Wikidata lines: realistic (~17.6 KB, ~7.5:1 with bz2) or compressible "
+        "(~8.5 KB, ~39:1: repetitive padding, see item_line)",
     )
     return parser.parse_args(argv)
 
@@ -252,6 +266,14 @@ def hex_hash(rng: random.Random) -> str:
     return f"{rng.getrandbits(160):040x}"
 
 
+def content_hash(*parts) -> str:
+    """A hash that repeats wherever `parts` repeat (Wikibase's are digests of the content)."""
+    return hashlib.sha1(repr(parts).encode()).hexdigest()
+
+
+SHARED_STATEMENT_ID = "Q{}$5A0B2C9E-0D1F-4E3A-8B7C-6D5E4F3A2B1C"
+
+
 def statement_id(qid: int, rng: random.Random) -> str:
     h = f"{rng.getrandbits(128):032X}"
     return f"Q{qid}${h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:]}"
@@ -286,40 +308,51 @@ def datavalue(kind: str, value, rng: random.Random) -> tuple[str, str]:
     return f'{{"value":"{value}","type":"string"}}', datatype
 
 
-def snak(pid: str, kind: str, value, rng: random.Random) -> str:
+def snak(pid: str, kind: str, value, rng: random.Random, shared: bool = False) -> str:
+    """A snak; `shared`: its hash repeats for each property (else it is random)."""
+    digest = content_hash(pid, kind) if shared else hex_hash(rng)
     if value is None:
         return (
-            f'{{"snaktype":"somevalue","property":"{pid}","hash":"{hex_hash(rng)}",'
+            f'{{"snaktype":"somevalue","property":"{pid}","hash":"{digest}",'
             f'"datatype":"wikibase-item"}}'
         )
     dv, datatype = datavalue(kind, value, rng)
     return (
-        f'{{"snaktype":"value","property":"{pid}","hash":"{hex_hash(rng)}",'
+        f'{{"snaktype":"value","property":"{pid}","hash":"{digest}",'
         f'"datavalue":{dv},"datatype":"{datatype}"}}'
     )
 
 
-def references(rng: random.Random) -> str:
-    """0-2 references, each 'stated in' an item and 'retrieved' on a date, as most are."""
+def references(rng: random.Random, shared: bool = False) -> str:
+    """0-2 references, each 'stated in' an item and 'retrieved' on a date, as most are.
+
+    `shared`: drawn from a few common ones (as "imported from English Wikipedia", which
+    millions of statements carry with the same hash) instead of unique ones.
+    """
     refs = []
     for _ in range(rng.choice((0, 0, 1, 1, 2))):
-        stated = snak("P248", "item", rng.randint(1, 60_000_000), rng)
-        retrieved = snak("P813", "time", rng.randint(2012, 2024), rng)
+        source = rng.choice((328, 8447, 206855)) if shared else rng.randint(1, 60_000_000)
+        stated = snak("P248", "item", source, rng, shared)
+        retrieved = snak("P813", "time", 2019 if shared else rng.randint(2012, 2024), rng, shared)
+        digest = content_hash(stated, retrieved) if shared else hex_hash(rng)
         refs.append(
-            f'{{"hash":"{hex_hash(rng)}","snaks":{{"P248":[{stated}],"P813":[{retrieved}]}},'
+            f'{{"hash":"{digest}","snaks":{{"P248":[{stated}],"P813":[{retrieved}]}},'
             f'"snaks-order":["P248","P813"]}}'
         )
     return f',"references":[{",".join(refs)}]' if refs else ""
 
 
-def statement(qid: int, pid: str, kind: str, value, rng: random.Random) -> str:
+def statement(qid: int, pid: str, kind: str, value, rng: random.Random, shared=False) -> str:
+    """A statement; `shared`: with repeating hashes and a fixed statement id (random GUIDs
+    and hashes would keep a dump from compressing 40:1)."""
     qualifiers = ""
     if rng.random() < 0.2:
-        start = snak("P580", "time", rng.randint(1900, 2020), rng)
+        start = snak("P580", "time", rng.randint(1900, 2020), rng, shared)
         qualifiers = f'"qualifiers":{{"P580":[{start}]}},"qualifiers-order":["P580"],'
     return (
-        f'{{"mainsnak":{snak(pid, kind, value, rng)},"type":"statement",{qualifiers}'
-        f'"id":"{statement_id(qid, rng)}","rank":"normal"{references(rng)}}}'
+        f'{{"mainsnak":{snak(pid, kind, value, rng, shared)},"type":"statement",{qualifiers}'
+        f'"id":"{SHARED_STATEMENT_ID.format(qid) if shared else statement_id(qid, rng)}",'
+        f'"rank":"normal"{references(rng, shared)}}}'
     )
 
 
@@ -468,26 +501,37 @@ def kind_relations(layout: Layout, kind: str, rng: random.Random) -> list:
     return r
 
 
-def item_line(layout: Layout, item: Item) -> bytes:
-    """The item as one line of the dump (without the trailing comma)."""
+COMPRESSIBLE_LANGUAGES = 33  # lines of ~8.5 KB, ~39:1 with bz2 -9
+
+
+def item_line(layout: Layout, item: Item, compressible: bool = False) -> bytes:
+    """The item as one line of the dump (without the trailing comma).
+
+    `compressible`: the shape of a dump that bz2 shrinks ~40:1 (lines of ~8.5 KB): the
+    label in COMPRESSIBLE_LANGUAGES languages and the same per-kind description in each
+    (as bots write them), repeating hashes and statement ids, common references, and no
+    external ids (random numbers); the claims the pipeline reads are the same.
+    """
     rng = random.Random(mix(layout.seed, item.qid, 4))
-    languages = _LANGUAGES[: item.languages]
+    languages = _LANGUAGES[: COMPRESSIBLE_LANGUAGES if compressible else item.languages]
     labels, descriptions = [], []
     if item.label:
         base = item.label
         for lang in languages:
             value = base.lower().translate(_CYRILLIC) if lang in ("ru", "uk", "bg", "sr") else base
             labels.append(f'"{lang}":{{"language":"{lang}","value":"{value}"}}')
-        for lang in languages[: max(1, len(languages) // 3)]:
-            words = " ".join(rng.choices(_WORDS, k=rng.randint(2, 6)))
-            descriptions.append(f'"{lang}":{{"language":"{lang}","value":"{item.word} {words}"}}')
+        for lang in languages if compressible else languages[: max(1, len(languages) // 3)]:
+            words = "" if compressible else " " + " ".join(rng.choices(_WORDS, k=rng.randint(2, 6)))
+            descriptions.append(f'"{lang}":{{"language":"{lang}","value":"{item.word}{words}"}}')
     aliases = ""
     if item.aliases:
         values = ",".join(f'{{"language":"en","value":"{a}"}}' for a in item.aliases)
         aliases = f'"en":[{values}]'
-    claims: dict[str, list[str]] = {"P31": [statement(item.qid, "P31", "item", item.type_qid, rng)]}
-    for pid, kind, value in item.relations + item.filler:
-        claims.setdefault(pid, []).append(statement(item.qid, pid, kind, value, rng))
+    claims: dict[str, list[str]] = {
+        "P31": [statement(item.qid, "P31", "item", item.type_qid, rng, compressible)]
+    }
+    for pid, kind, value in item.relations + ([] if compressible else item.filler):
+        claims.setdefault(pid, []).append(statement(item.qid, pid, kind, value, rng, compressible))
     claims_json = ",".join(f'"{pid}":[{",".join(s)}]' for pid, s in claims.items())
     sitelinks = []
     if item.enwiki:
@@ -638,7 +682,9 @@ def dump_paths(out: Path, compression: str) -> dict[str, Path]:
     }
 
 
-def generate(entities: int, out: Path, seed: int = 0, compression: str = "bz2") -> dict:
+def generate(
+    entities: int, out: Path, seed: int = 0, compression: str = "bz2", shape: str = "realistic"
+) -> dict:
     """Writes the three dumps and a meta.json with counts and sizes; returns the meta."""
     out.mkdir(parents=True, exist_ok=True)
     paths = dump_paths(out, compression)
@@ -657,7 +703,7 @@ def generate(entities: int, out: Path, seed: int = 0, compression: str = "bz2") 
         counts["properties"] += 1
     for qid in range(1, entities + 1):
         item = make_item(layout, qid)
-        wikidata.write(b",\n" + item_line(layout, item))
+        wikidata.write(b",\n" + item_line(layout, item, shape == "compressible"))
         pageviews.write(pageview_lines(layout, item))
         page = kilt_line(layout, item)
         if page:
@@ -672,6 +718,7 @@ def generate(entities: int, out: Path, seed: int = 0, compression: str = "bz2") 
         "entities": entities,
         "seed": seed,
         "compression": compression,
+        "shape": shape,
         "counts": counts,
         "wikidata_bytes": wikidata.written,
         "wikidata_compressed_bytes": paths["wikidata"].stat().st_size,
@@ -686,7 +733,7 @@ def generate(entities: int, out: Path, seed: int = 0, compression: str = "bz2") 
 
 def main(argv=None) -> None:
     args = parse_args(argv)
-    meta = generate(args.entities, Path(args.out), args.seed, args.compression)
+    meta = generate(args.entities, Path(args.out), args.seed, args.compression, args.shape)
     print(json.dumps(meta, indent=2))
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import bz2
 import functools
 import gzip
+import itertools
 import json
 import math
 import os
@@ -295,13 +296,35 @@ def test_build_is_identical_with_either_pageview_format(tmp_path, reference):
 # 2. bz2, gzip and plain inputs, detected by content
 
 
+@pytest.mark.parametrize("workers", [1, 2])
 @pytest.mark.parametrize("compression", ["bz2", "gzip"])
-def test_compressed_inputs_give_identical_output(tmp_path, reference, compression):
+def test_compressed_inputs_give_identical_output(tmp_path, reference, compression, workers):
+    """One worker reads bz2 with libbz2 and gzip with zlib, two with rapidgzip."""
     inputs = write_inputs(tmp_path / "in", compression=compression)
     magic = {"bz2": b"BZh", "gzip": b"\x1f\x8b"}[compression]
     assert all(Path(p).read_bytes().startswith(magic) for p in inputs.values())
     out = tmp_path / "out"
-    build(inputs, out, workers=1)
+    build(inputs, out, workers=workers)
+    assert parquet_tables(out) == parquet_tables(reference)
+
+
+def members(data: bytes, compression: str, parts: int = 3) -> bytes:
+    """`data` cut into `parts` pieces (inside lines), compressed one by one, concatenated:
+    a multi-member gzip or multi-stream bz2 file, as `cat a.gz b.gz` or pbzip2 make."""
+    cuts = [len(data) * k // parts for k in range(parts + 1)]
+    return b"".join(compress(data[a:b], compression) for a, b in itertools.pairwise(cuts))
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("compression", ["bz2", "gzip"])
+def test_multi_member_inputs_give_identical_output(tmp_path, reference, compression, workers):
+    plain = write_inputs(tmp_path / "plain")
+    inputs = {}
+    for which, path in plain.items():
+        inputs[which] = tmp_path / f"{which}.{compression}"
+        inputs[which].write_bytes(members(path.read_bytes(), compression))
+    out = tmp_path / "out"
+    build(inputs, out, workers=workers)
     assert parquet_tables(out) == parquet_tables(reference)
 
 
@@ -557,13 +580,14 @@ def _big_corrupt_bz2(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
+@pytest.mark.parametrize("workers", [1, 2])
 @pytest.mark.parametrize("strict", [False, True])
-def test_corrupt_bz2_stream(tmp_path, strict):
+def test_corrupt_bz2_stream(tmp_path, strict, workers):
     inputs = write_inputs(tmp_path / "in")
     inputs["wikidata"] = tmp_path / "wikidata.json.bz2"
     _big_corrupt_bz2(inputs["wikidata"])
     with pytest.raises(BadInputError) as caught:
-        build(inputs, tmp_path / "out", workers=1, strict=strict)
+        build(inputs, tmp_path / "out", workers=workers, strict=strict)
     message = str(caught.value)
     assert message.startswith(
         f"{inputs['wikidata']}:{caught.value.line}: corrupt or truncated bz2 stream"
@@ -573,18 +597,55 @@ def test_corrupt_bz2_stream(tmp_path, strict):
     assert leftovers(tmp_path) == []
 
 
+@pytest.mark.parametrize("parts", [1, 3], ids=["one member", "three members"])
+@pytest.mark.parametrize("workers", [1, 2])
 @pytest.mark.parametrize("which", ["wikidata", "pageviews", "kilt"])
-def test_truncated_gzip_file(tmp_path, which):
+def test_truncated_gzip_file(tmp_path, which, workers, parts):
+    """With two workers rapidgzip reads the file; it can end a cut stream without an error
+    (mxmlnkn/rapidgzip#71), so the end of the file is checked after it."""
     inputs = write_inputs(tmp_path / "in", compression="gzip")
-    data = inputs[which].read_bytes()
+    data = members(gzip.decompress(inputs[which].read_bytes()), "gzip", parts)
     inputs[which].write_bytes(data[: len(data) - 20])  # drops the CRC and the end of the data
     with pytest.raises(BadInputError) as caught:
-        build(inputs, tmp_path / "out", workers=1)
+        build(inputs, tmp_path / "out", workers=workers)
     assert str(caught.value).startswith(
         f"{inputs[which]}:{caught.value.line}: corrupt or truncated gzip"
     )
     assert isinstance(caught.value.line, int)
     assert not (tmp_path / "out").exists()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+@pytest.mark.parametrize("which", ["wikidata", "pageviews", "kilt"])
+def test_truncated_bz2_file(tmp_path, which, workers):
+    inputs = write_inputs(tmp_path / "in", compression="bz2")
+    data = inputs[which].read_bytes()
+    inputs[which].write_bytes(data[: len(data) - 20])  # drops the end marker and some data
+    with pytest.raises(BadInputError) as caught:
+        build(inputs, tmp_path / "out", workers=workers)
+    assert str(caught.value).startswith(
+        f"{inputs[which]}:{caught.value.line}: corrupt or truncated bz2"
+    )
+    assert not (tmp_path / "out").exists()
+
+
+def test_truncated_gzip_is_found_by_each_reader(tmp_path):
+    """A cut gzip file raises whatever the number of threads, wherever it is cut; and a
+    whole one, of one member or several, reads in full."""
+    rng = random.Random(3)
+    data = "".join(f"{rng.random()} {rng.random()}\n" for _ in range(60_000)).encode()
+    path = tmp_path / "lines.gz"
+    for parts in (1, 3):
+        whole = members(data, "gzip", parts)
+        for threads in (1, 2):
+            path.write_bytes(whole)
+            assert b"".join(block for _, block in iter_line_blocks(path, threads)) == data
+            for cut in rng.sample(range(20, len(whole) - 1), 8):
+                if whole[cut:].startswith(b"\x1f\x8b"):
+                    continue  # cut between two members: a valid file
+                path.write_bytes(whole[:cut])
+                with pytest.raises(BadInputError, match="corrupt or truncated gzip"):
+                    list(iter_line_blocks(path, threads))
 
 
 def test_empty_pageview_file(tmp_path):
