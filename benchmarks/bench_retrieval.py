@@ -208,7 +208,7 @@ def measure_encode(args) -> list[dict]:
     import torch
 
     from namesake.retrieval import DenseRetriever, Document
-    from namesake.retrieval.dense import DEFAULT_MODEL, _load_encoder
+    from namesake.retrieval.dense import DEFAULT_MODEL, load_encoder
 
     generator = TextGenerator(args.seed + 3)
     n = args.passages
@@ -217,7 +217,7 @@ def measure_encode(args) -> list[dict]:
         Document(str(i), title, text)
         for i, (title, text) in enumerate(zip(generator.titles(n), texts, strict=True))
     ]
-    encoder = _load_encoder(DEFAULT_MODEL, "cpu")
+    encoder = load_encoder(DEFAULT_MODEL, "cpu")
     lengths = [
         len(ids)
         for ids in encoder.tokenizer([f"{d.title} [SEP] {d.text}" for d in documents[:200]])[
@@ -267,7 +267,7 @@ def random_vectors(n: int, d: int, distribution: str, seed: int, rng) -> np.ndar
 def measure_faiss(args) -> list[dict]:
     import faiss
 
-    from namesake.retrieval.dense import HNSW_EF_CONSTRUCTION, HNSW_M
+    from namesake.retrieval.faiss_index import HNSW_EF_CONSTRUCTION, HNSW_M
 
     rng = np.random.default_rng(args.seed)
     d, k = 384, 10

