@@ -63,6 +63,7 @@ from namesake.retrieval.faiss_index import (
     build_shards,
     factory_string,
     new_index,
+    on_gpus,
     read_index,
     rerank,
     search_shards,
@@ -84,6 +85,8 @@ MIN_CANDIDATES = 100
 CANDIDATES_PER_DOCUMENT = 10
 #: ivfpq: approximate candidates re-scored exactly on the stored float16 vectors
 DEFAULT_RERANK_CANDIDATES = 1000
+#: queries searched together (bounds the memory of candidates and re-ranked vectors)
+QUERY_BLOCK = 128
 _INDEX = "index.faiss"
 _SHARD_INDEX = "index-{:05d}-of-{:05d}.faiss"
 _PASSAGES = "passage_documents.npy"
@@ -385,8 +388,19 @@ class DenseRetriever:
         return self.search_embeddings(self.encode_queries(queries), k)
 
     def search_embeddings(self, embeddings: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
-        """:meth:`search` for queries already encoded (normalised float32 rows)."""
+        """:meth:`search` for queries already encoded (normalised float32 rows).
+
+        Queries go through in blocks of QUERY_BLOCK, so that the candidates of a block, and
+        their vectors when re-ranking (block × candidates × dimension floats), stay small
+        whatever the number of queries.
+        """
         embeddings = np.ascontiguousarray(embeddings, dtype=np.float32)
+        results: list[list[tuple[str, float]]] = []
+        for start in range(0, len(embeddings), QUERY_BLOCK):
+            results += self._search_block(embeddings[start : start + QUERY_BLOCK], k)
+        return results
+
+    def _search_block(self, embeddings: np.ndarray, k: int) -> list[list[tuple[str, float]]]:
         total = self.num_passages
         results: list[list[tuple[str, float]]] = [[] for _ in range(len(embeddings))]
         pending = np.arange(len(embeddings))
@@ -515,8 +529,9 @@ class DenseRetriever:
         """Reads an index :meth:`save` wrote. Models load on the first search.
 
         With `mmap`, the faiss indexes and the passage→document map stay on disk and are
-        paged in as searched (an index larger than RAM). An index built with the bundled
-        default model uses this installation's copy of it.
+        paged in as searched (an index larger than RAM); without, the indexes are searched
+        on the GPUs when faiss sees any (faiss-gpu), else on the CPU. An index built with
+        the bundled default model uses this installation's copy of it.
         """
         path = Path(path)
         settings, document_ids = read_index_files(path, KIND)
@@ -531,7 +546,8 @@ class DenseRetriever:
             file = path / name
             if not file.is_file():
                 raise BadInputError(file, None, "index file missing")
-            shards.append((offset, read_index(file, mmap=mmap)))
+            index = read_index(file, mmap=mmap)
+            shards.append((offset, index if mmap else on_gpus(index)[0]))
         passage_documents = np.load(
             path / _PASSAGES, mmap_mode="r" if mmap else None, allow_pickle=False
         )

@@ -100,14 +100,15 @@ def set_search_parameters(index: faiss.Index, **parameters) -> None:
         faiss.downcast_index(index).hnsw.efSearch = max(1, int(parameters["ef_search"]))
 
 
-def _on_gpus(index: faiss.Index, use_gpu: bool | None) -> tuple[faiss.Index, bool]:
-    if use_gpu is False or faiss.get_num_gpus() == 0 or "HNSW" in _describe(index):
+def on_gpus(index: faiss.Index, use_gpu: bool | None = None) -> tuple[faiss.Index, bool]:
+    """The index copied to every GPU faiss sees (and True), or itself on the CPU (and False).
+
+    `use_gpu` None means "when there are GPUs"; HNSW has no GPU version and stays.
+    """
+    hnsw = isinstance(faiss.downcast_index(index), faiss.IndexHNSW)
+    if use_gpu is False or hnsw or faiss.get_num_gpus() == 0:
         return index, False
     return faiss.index_cpu_to_all_gpus(index), True
-
-
-def _describe(index: faiss.Index) -> str:
-    return type(faiss.downcast_index(index)).__name__
 
 
 def build_shards(
@@ -134,7 +135,7 @@ def build_shards(
                 f"{factory} needs at least {minimum} passages to train, {folder.path} has "
                 f"{len(sample)}: use a smaller index (flat, hnsw) or more passages"
             )
-        trained, gpu = _on_gpus(template, use_gpu)
+        trained, gpu = on_gpus(template, use_gpu)
         trained.train(sample)
         template = faiss.index_gpu_to_cpu(trained) if gpu else trained
         del sample
@@ -145,7 +146,7 @@ def build_shards(
     )
     with progress:
         for first, stop in zip(bounds[:-1], bounds[1:], strict=True):
-            index, gpu = _on_gpus(faiss.clone_index(template), use_gpu)
+            index, gpu = on_gpus(faiss.clone_index(template), use_gpu)
             for chunk in folder.chunks(int(first), int(stop)):
                 index.add(np.asarray(chunk.embeddings, dtype=np.float32))
                 progress.update(len(chunk.embeddings))
