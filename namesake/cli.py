@@ -625,7 +625,8 @@ def _encode(args) -> None:
         print(
             f"{args.out}: {summary.num_passages} passages of {summary.num_documents} pages in "
             f"{summary.num_chunks} chunks; encoded {summary.chunks_encoded} chunks now, "
-            f"{summary.chunks_skipped} were already done"
+            f"{summary.chunks_skipped} were already done (per process: "
+            f"{' '.join(map(str, summary.chunks_encoded_per_process))})"
         )
 
 

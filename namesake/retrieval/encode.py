@@ -60,6 +60,7 @@ class EncodingSummary:
     num_chunks: int
     chunks_encoded: int
     chunks_skipped: int
+    chunks_encoded_per_process: list[int]
 
 
 def document_prompt(encoder) -> str | None:
@@ -218,14 +219,23 @@ def encode_corpus(
     the same summary.
     """
     from accelerate import PartialState
-    from accelerate.utils import gather_object
+    from accelerate.utils import gather_object, parse_flag_from_env
     from sentence_transformers.util import batch_to_device
 
     if not os.path.isfile(corpus):
         raise FileNotFoundError(f"{corpus}: no such corpus file")
     if chunk_passages < 1 or batch_size < 1:
         raise ValueError("chunk_passages and batch_size must be at least 1")
-    state = PartialState(cpu=device == "cpu")
+    # Without CUDA (or with ACCELERATE_USE_CPU, as `accelerate launch --cpu` sets), the
+    # processes talk over gloo; PartialState() alone would then fall back to one process
+    # in each, and every process would encode everything.
+    on_cpu = device == "cpu" or parse_flag_from_env("ACCELERATE_USE_CPU")
+    state = PartialState(cpu=on_cpu or not torch.cuda.is_available())
+    launched = int(os.environ.get("WORLD_SIZE", "1"))
+    if state.num_processes != launched:
+        raise RuntimeError(
+            f"launched as {launched} processes, but Accelerate set up {state.num_processes}"
+        )
     device = torch.device(device) if device else state.device
     on_cuda = device.type == "cuda"
     mixed_precision = mixed_precision or ("fp16" if on_cuda else "no")
@@ -291,7 +301,7 @@ def encode_corpus(
     if totals["num_passages"] == 0:
         raise BadInputError(corpus, None, "no pages to encode")
     skipped = sum(1 for number in done_before if number % world == rank)
-    counts = gather_object([(encoded, skipped)])
+    counts = gather_object([(encoded, skipped)])  # one pair per process, in rank order
     num_chunks = -(-totals["num_passages"] // chunk_passages)
     summary = EncodingSummary(
         num_passages=totals["num_passages"],
@@ -299,6 +309,7 @@ def encode_corpus(
         num_chunks=num_chunks,
         chunks_encoded=sum(c[0] for c in counts),
         chunks_skipped=sum(c[1] for c in counts),
+        chunks_encoded_per_process=[c[0] for c in counts],
     )
     state.wait_for_everyone()
     if state.is_main_process:
