@@ -92,6 +92,13 @@ def test_two_processes_encode_and_index_like_one(single, amber_queries, tmp_path
     assert [[d for d, _ in r] for r in top_one] == [[d for d, _ in r] for r in top_two]
 
 
+def test_tokenizer_workers_feed_the_same_batches(single, tmp_path):
+    """Two DataLoader workers tokenise alternate chunks: the chunks are unchanged."""
+    summary = _encode(tmp_path / "emb", tokenizer_workers=2)
+    assert summary.chunks_encoded == 7
+    assert _chunk_files(tmp_path / "emb") == _chunk_files(single)
+
+
 def test_flat_index_from_embeddings_ranks_like_the_in_memory_build(single, amber_queries):
     """float16 storage moves scores by ~1e-3 at most: the same documents come first."""
     stored = DenseRetriever.from_embeddings(single, "flat", show_progress=False)
