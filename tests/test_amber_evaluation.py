@@ -7,7 +7,7 @@ import matplotlib.image
 import pytest
 from conftest import SAMPLE_KILT
 
-from namesake.amber.evaluation import build_references, load_amber
+from namesake.amber.evaluation import GAP_BINS, _gap_bin, build_references, load_amber
 from namesake.cli import main
 
 # Hand-computed from the sample's popularities (tests/data/amber_sample_expected): the pair
@@ -129,6 +129,15 @@ def test_evaluate_writes_metrics_report_and_plot(bm25_run, tmp_path, capsys):
     assert width > 400 and height > 300
     markdown = (report / "report.md").read_text()
     assert "| 80-100% | 1 |" in markdown and "popularity_gap.png" in markdown
+
+
+@pytest.mark.parametrize(
+    ("head", "tail", "low"),
+    [(2.0, 1.9, 0), (2.0, 1.0, 100), (1.0, 0.0, 100), (0.0, 0.0, 0), (3.0, 1.5, 100)],
+)
+def test_gap_bins_cover_zero_popularity_tails(head, tail, low):
+    """A tail seen once (log10 views = 0) has an infinite gap: the open last bin."""
+    assert GAP_BINS[_gap_bin(head, tail)][0] == low
 
 
 def test_references_use_the_other_members_pages_as_confusers(sample_build):

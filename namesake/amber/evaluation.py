@@ -86,6 +86,21 @@ class GapBin:
         return self.head_accuracy - self.tail_accuracy
 
 
+def _gap_bin(head_popularity: float, tail_popularity: float) -> int:
+    """The GAP_BINS index of (p_head - p_tail) / p_tail, in percent.
+
+    A tail of popularity 0 (log10 of one page view) is infinitely far below any more
+    popular head, so it lands in the last, open-ended bin; a head as unpopular has no gap.
+    """
+    if tail_popularity:
+        gap = 100 * (head_popularity - tail_popularity) / tail_popularity
+    else:
+        gap = math.inf if head_popularity > 0 else 0.0
+    return next(
+        i for i, (low, high) in enumerate(GAP_BINS) if low <= gap < high or gap == high == math.inf
+    )
+
+
 def popularity_gap(
     queries: Dataset,
     entities: Dataset,
@@ -121,8 +136,7 @@ def popularity_gap(
         for qid, is_head, popularity in entity_list:
             if is_head or not queries_of[(name, qid)]:
                 continue
-            gap = 100 * (head_popularity - popularity) / popularity if popularity else math.inf
-            index = next(i for i, (low, high) in enumerate(GAP_BINS) if low <= gap < high)
+            index = _gap_bin(head_popularity, popularity)
             head_queries, tail_queries, pairs = binned.get(index, (set(), set(), 0))
             head_queries.update(queries_of[(name, head)])
             tail_queries.update(queries_of[(name, qid)])
