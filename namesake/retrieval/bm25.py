@@ -1,21 +1,39 @@
-"""BM25 over whole documents (title + text) with bm25s.
+"""BM25 over whole documents (title + text), stored in bm25s' format.
 
 Tokens are lower-cased words of two or more letters or digits (bm25s' default pattern),
 English stopwords removed, stemmed with PyStemmer's English (Porter 2) stemmer. Scores are
 bm25s' defaults (Lucene variant, k1 = 1.5, b = 0.75).
 
+Building and searching are done here with numba kernels rather than by ``bm25s.BM25``,
+because bm25s needs every document's token ids as Python lists at once (about 2.5 GB for
+1M short documents) and scores queries one at a time in numpy. The build streams documents
+in chunks of ``CHUNK_DOCUMENTS``: each chunk is tokenised by bm25s' ``Tokenizer`` and kept
+only as int32 arrays of (term, count) pairs, then the score matrix is laid out column by
+column the way bm25s builds it (same arithmetic, so the same float32 scores). Search adds
+up the query terms' postings, rarest first, skipping the postings of frequent terms when
+they cannot change the top k (MaxScore), and rescores the candidates in bm25s' order, so
+scores match bm25s' bit for bit (ties: the document indexed first ranks first); queries
+run in ``n_threads`` threads (the kernels release the GIL). The kernels are compiled on
+first use and cached next to this file (a few seconds once; loading them later takes well
+under a second).
+
 An index directory holds bm25s' own files (the score matrix as ``.npy`` arrays, its
 vocabulary and parameters as JSON), the tokenizer's vocabulary and stopwords (JSON), the
-document ids in index order (``document_ids.arrow``) and ``retriever.json``.
+document ids in index order (``document_ids.arrow``) and ``retriever.json``; indexes
+written before this module used numba load unchanged.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Iterable
+from concurrent.futures import ThreadPoolExecutor
+from itertools import chain, islice
 from pathlib import Path
 
 import bm25s
+import numba
 import numpy as np
 import Stemmer
 from bm25s.tokenization import Tokenizer
@@ -28,10 +46,277 @@ from namesake.retrieval.storage import read_index_files, write_index_files
 KIND = "bm25"
 STEMMER_LANGUAGE = "english"
 STOPWORDS = "en"
+#: documents tokenised per chunk while building: large enough to amortise the per-chunk
+#: numpy calls, small enough that the chunk's Python token lists stay a few MB
+CHUNK_DOCUMENTS = 20_000
 
 
 def _tokenizer() -> Tokenizer:
     return Tokenizer(stopwords=STOPWORDS, stemmer=Stemmer.Stemmer(STEMMER_LANGUAGE))
+
+
+# --- numba kernels (cache=True: compiled once, not in every process) --------------------------
+
+
+@numba.njit(cache=True, nogil=True)
+def _term_counts(flat, lengths):
+    """Per document of a chunk: its distinct terms (ascending) and their counts."""
+    terms = np.empty(flat.size, np.int32)
+    counts = np.empty(flat.size, np.int32)
+    distinct = np.empty(lengths.size, np.int32)
+    out = 0
+    start = 0
+    for d in range(lengths.size):
+        stop = start + lengths[d]
+        tokens = np.sort(flat[start:stop])
+        first = out
+        for i in range(tokens.size):
+            if i > 0 and tokens[i] == tokens[i - 1]:
+                counts[out - 1] += 1
+            else:
+                terms[out] = tokens[i]
+                counts[out] = 1
+                out += 1
+        distinct[d] = out - first
+        start = stop
+    return terms[:out].copy(), counts[:out].copy(), distinct
+
+
+@numba.njit(cache=True, nogil=True)
+def _fill_columns(
+    terms, counts, distinct, lengths, first_doc, idf, k1, b, avg_length, heads, data, rows
+):
+    """Writes one chunk's scores into their columns at `heads` (advanced as it goes).
+
+    The expression and its float64/float32 steps are bm25s' (``_score_tfc_lucene`` times
+    the float32 idf, stored as float32), so the matrix equals the one bm25s would build.
+    """
+    j = 0
+    for d in range(distinct.size):
+        norm = k1 * ((1.0 - b) + b * lengths[d] / avg_length)
+        for _ in range(distinct[d]):
+            term = terms[j]
+            tf = np.float64(counts[j])
+            position = heads[term]
+            heads[term] = position + 1
+            data[position] = np.float32(np.float64(idf[term]) * (tf / (norm + tf)))
+            rows[position] = first_doc + d
+            j += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def _worse(score, doc, other_score, other_doc):
+    """Ranking order: higher score first, then lower document index (deterministic ties)."""
+    return score < other_score or (score == other_score and doc > other_doc)
+
+
+@numba.njit(cache=True, nogil=True)
+def _sift_down(scores, docs, size):
+    """Restores the heap (worst at the root) after its root was replaced."""
+    i = 0
+    while True:
+        child = 2 * i + 1
+        if child >= size:
+            return
+        if child + 1 < size and _worse(
+            scores[child + 1], docs[child + 1], scores[child], docs[child]
+        ):
+            child += 1
+        if not _worse(scores[child], docs[child], scores[i], docs[i]):
+            return
+        scores[i], scores[child] = scores[child], scores[i]
+        docs[i], docs[child] = docs[child], docs[i]
+        i = child
+
+
+@numba.njit(cache=True, nogil=True)
+def _offer(heap_scores, heap_docs, size, score, doc):
+    """Puts (score, doc) into the top-k heap if it belongs there; returns the new size."""
+    if size < heap_scores.size:  # append, then sift up
+        i = size
+        heap_scores[i] = score
+        heap_docs[i] = doc
+        while i > 0:
+            parent = (i - 1) // 2
+            if not _worse(heap_scores[i], heap_docs[i], heap_scores[parent], heap_docs[parent]):
+                break
+            heap_scores[i], heap_scores[parent] = heap_scores[parent], heap_scores[i]
+            heap_docs[i], heap_docs[parent] = heap_docs[parent], heap_docs[i]
+            i = parent
+        return size + 1
+    if _worse(heap_scores[0], heap_docs[0], score, doc):
+        heap_scores[0] = score
+        heap_docs[0] = doc
+        _sift_down(heap_scores, heap_docs, size)
+    return size
+
+
+@numba.njit(cache=True, nogil=True)
+def _column_max(data, indptr):
+    """Each term's highest score in any document: a bound on what it adds to a query."""
+    out = np.zeros(indptr.size - 1, np.float32)
+    for term in range(out.size):
+        for j in range(indptr[term], indptr[term + 1]):
+            out[term] = max(out[term], data[j])
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def _score(data, rows, indptr, query, doc):
+    """`doc`'s score for the query: float32 sums in query-token order, as bm25s adds them.
+
+    Each term's postings are sorted by document, so its entry is found by bisection.
+    """
+    score = np.float32(0)
+    for term in query:
+        low = indptr[term]
+        high = indptr[term + 1]
+        end = high
+        while low < high:
+            middle = (low + high) // 2
+            if rows[middle] < doc:
+                low = middle + 1
+            else:
+                high = middle
+        if low < end and rows[low] == doc:
+            score += data[low]
+    return score
+
+
+@numba.njit(cache=True, nogil=True)
+def _search_queries(
+    data, rows, indptr, column_max, num_docs, tokens, offsets, k, first, last, found_docs,
+    found_scores, found,
+):  # fmt: skip
+    """Top `k` documents with a positive score for queries ``first:last``, best first.
+
+    Exact top k with early termination (MaxScore, term at a time): terms are added rarest
+    first into per-document partial scores. Once the k-th best partial score exceeds the
+    most that the terms not yet added could give a document (their ``column_max``), no
+    document they alone reach can enter the top k, so their long postings are skipped if
+    rescoring the remaining candidates is cheaper. Candidates are rescored exactly with
+    :func:`_score`, so scores are bit for bit bm25s' and ties go to the lower document
+    index; `slack` keeps every bound comparison safe against float32 rounding.
+    """
+    slack = 1e-4
+    accumulator = np.zeros(num_docs, np.float32)
+    touched = np.empty(num_docs, np.int32)
+    heap_scores = np.empty(k, np.float32)
+    heap_docs = np.empty(k, np.int32)
+    for q in range(first, last):
+        query = tokens[offsets[q] : offsets[q + 1]]
+        terms = np.unique(query)
+        repeats = np.empty(terms.size, np.float32)  # a repeated query word counts again
+        bounds = np.empty(terms.size)
+        frequencies = np.empty(terms.size, np.int64)
+        for i in range(terms.size):
+            repeats[i] = np.sum(query == terms[i])
+            bounds[i] = column_max[terms[i]] * repeats[i]
+            frequencies[i] = indptr[terms[i] + 1] - indptr[terms[i]]
+        order = np.argsort(frequencies, kind="mergesort")
+        rest = bounds.sum()
+        remaining = frequencies.sum()
+        n_touched = 0
+        threshold = 0.0
+        for i in order:
+            term = terms[i]
+            for j in range(indptr[term], indptr[term + 1]):
+                doc = rows[j]
+                if accumulator[doc] == 0:
+                    touched[n_touched] = doc
+                    n_touched += 1
+                accumulator[doc] += data[j] * repeats[i]
+            rest = max(0.0, rest - bounds[i])
+            remaining -= frequencies[i]
+            if n_touched < k or (remaining > 0 and remaining < n_touched):
+                continue  # no k-th score yet, or finishing costs less than checking
+            size = 0
+            for x in range(n_touched):
+                size = _offer(heap_scores, heap_docs, size, accumulator[touched[x]], touched[x])
+            threshold = heap_scores[0]
+            if remaining == 0:
+                break
+            if threshold > rest * (1 + slack):
+                candidates = 0
+                for x in range(n_touched):
+                    if accumulator[touched[x]] + rest >= threshold * (1 - slack):
+                        candidates += 1
+                if candidates * query.size * 20 < remaining:
+                    break
+        size = 0
+        for x in range(n_touched):
+            doc = touched[x]
+            if accumulator[doc] + rest >= threshold * (1 - slack):
+                size = _offer(
+                    heap_scores, heap_docs, size, _score(data, rows, indptr, query, doc), doc
+                )
+            accumulator[doc] = 0
+        found[q] = size
+        for i in range(size - 1, -1, -1):  # pop the worst into the last free slot
+            found_scores[q, i] = heap_scores[0]
+            found_docs[q, i] = heap_docs[0]
+            heap_scores[0] = heap_scores[i]
+            heap_docs[0] = heap_docs[i]
+            _sift_down(heap_scores, heap_docs, i)
+
+
+# --- building ---------------------------------------------------------------------------------
+
+
+def _build_model(
+    chunks: list[tuple],
+    document_frequency: np.ndarray,
+    total_length: int,
+    n_docs: int,
+    vocab: dict,
+    show_progress: bool,
+) -> bm25s.BM25:
+    """A ``bm25s.BM25`` holding the score matrix of the (consumed) `chunks`.
+
+    Sets the attributes ``bm25s.BM25.index`` sets, so bm25s can save and load the model.
+    """
+    model = bm25s.BM25()
+    avg_length = total_length / n_docs  # what bm25s' mean of the lengths gives, exactly
+    # math.log per term, as bm25s' _score_idf_lucene, for bit-identical float32 idf
+    idf = np.array(
+        [
+            math.log(1 + (n_docs - df + 0.5) / (df + 0.5)) if df else 0.0
+            for df in document_frequency.tolist()
+        ],
+        dtype=np.float32,
+    )
+    indptr = np.zeros(len(document_frequency) + 1, dtype=np.int64)
+    np.cumsum(document_frequency, out=indptr[1:])
+    heads = indptr[:-1].copy()
+    data = np.empty(int(indptr[-1]), dtype=np.float32)
+    rows = np.empty(int(indptr[-1]), dtype=np.int32)
+    progress = tqdm(total=n_docs, desc="BM25 scoring", unit="doc", disable=not show_progress)
+    first_doc = 0
+    chunks.reverse()  # pop from the end, freeing each chunk once written
+    while chunks:
+        terms, counts, distinct, lengths = chunks.pop()
+        _fill_columns(
+            terms,
+            counts,
+            distinct,
+            lengths,
+            first_doc,
+            idf,
+            model.k1,
+            model.b,
+            avg_length,
+            heads,
+            data,
+            rows,
+        )
+        first_doc += len(lengths)
+        progress.update(len(lengths))
+    progress.close()
+    model.scores = {"data": data, "indices": rows, "indptr": indptr, "num_docs": n_docs}
+    model.vocab_dict = vocab
+    model.unique_token_ids_set = set(vocab.values())
+    model.nonoccurrence_array = None
+    return model
 
 
 class BM25Retriever:
@@ -43,12 +328,20 @@ class BM25Retriever:
         self.document_ids = document_ids
         self._ids = np.asarray(document_ids, dtype=object)
         self._empty_token = tokenizer.word_to_id.get("")
-        #: threads for scoring queries (bm25s' ``n_threads``: 0 = in this thread, -1 = all)
-        self.n_threads = 0
+        self._column_max = None  # see _search_queries
+        #: threads for scoring queries: -1 (the default) = one per CPU, 0 = the calling thread
+        self.n_threads = -1
 
     @classmethod
-    def build(cls, documents: Iterable[Document], show_progress: bool = True) -> BM25Retriever:
-        """Indexes `documents` (streamed once; only their token ids are kept)."""
+    def build(
+        cls,
+        documents: Iterable[Document],
+        show_progress: bool = True,
+        chunk_documents: int = CHUNK_DOCUMENTS,
+    ) -> BM25Retriever:
+        """Indexes `documents` (streamed once; only int32 term counts are kept per chunk)."""
+        if chunk_documents < 1:
+            raise ValueError(f"chunk_documents must be positive, not {chunk_documents}")
         tokenizer = _tokenizer()
         document_ids: list[str] = []
 
@@ -58,13 +351,29 @@ class BM25Retriever:
                 yield f"{document.title} {document.text}"
 
         progress = tqdm(texts(), desc="BM25 tokenising", unit="doc", disable=not show_progress)
-        token_ids = list(tokenizer.streaming_tokenize(progress, update_vocab=True))
-        if not token_ids:
+        token_ids = tokenizer.streaming_tokenize(progress, update_vocab=True)
+        chunks = []
+        document_frequency = np.zeros(0, dtype=np.int64)
+        total_length = 0
+        while batch := list(islice(token_ids, chunk_documents)):
+            lengths = np.fromiter(map(len, batch), dtype=np.int32, count=len(batch))
+            flat = np.fromiter(chain.from_iterable(batch), dtype=np.int32, count=int(lengths.sum()))
+            del batch
+            terms, counts, distinct = _term_counts(flat, lengths)
+            chunk_frequency = np.bincount(terms, minlength=len(document_frequency))
+            chunk_frequency[: len(document_frequency)] += document_frequency
+            document_frequency = chunk_frequency
+            total_length += int(lengths.sum())
+            if counts.max() <= np.iinfo(np.uint16).max:  # 2 bytes less per pair held
+                counts = counts.astype(np.uint16)
+            chunks.append((terms, counts, distinct, lengths))
+        progress.close()
+        if not document_ids:
             raise ValueError("no documents to index")
-        model = bm25s.BM25()
-        model.index(
-            (token_ids, tokenizer.get_vocab_dict()),
-            show_progress=show_progress,
+        vocab = tokenizer.get_vocab_dict()
+        document_frequency = np.pad(document_frequency, (0, len(vocab) - len(document_frequency)))
+        model = _build_model(
+            chunks, document_frequency, total_length, len(document_ids), vocab, show_progress
         )
         return cls(model, tokenizer, document_ids)
 
@@ -75,7 +384,8 @@ class BM25Retriever:
         """Per query, up to `k` (document id, score) pairs, best first.
 
         Documents that share no token with the query (score 0) are left out, so a query of
-        only stopwords or unknown words gets an empty list. Ties keep bm25s' order.
+        only stopwords or unknown words gets an empty list. Equal scores rank the document
+        indexed first first.
         """
         if isinstance(queries, str):
             raise TypeError("queries must be a list of strings, not one string")
@@ -84,26 +394,45 @@ class BM25Retriever:
         query_ids = self.tokenizer.tokenize(
             list(queries), update_vocab=False, show_progress=False, return_as="ids"
         )
+        query_ids = [[] if tokens == [self._empty_token] else tokens for tokens in query_ids]
+        lengths = np.fromiter(map(len, query_ids), dtype=np.int64, count=len(query_ids))
+        offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
+        np.cumsum(lengths, out=offsets[1:])
+        tokens = np.fromiter(chain.from_iterable(query_ids), dtype=np.int32, count=int(offsets[-1]))
         k = min(k, len(self.document_ids))
-        found, scores = self.model.retrieve(
-            query_ids, k=k, show_progress=False, n_threads=self.n_threads
-        )
-        results = []
-        for tokens, row_docs, row_scores in zip(query_ids, found, scores, strict=True):
-            if not tokens or tokens == [self._empty_token]:
-                results.append([])
-                continue
-            keep = row_scores > 0
-            results.append(
-                list(
-                    zip(
-                        self._ids[row_docs[keep]].tolist(),
-                        row_scores[keep].astype(float).tolist(),
-                        strict=True,
-                    )
+        found_docs = np.empty((len(query_ids), k), dtype=np.int32)
+        found_scores = np.empty((len(query_ids), k), dtype=np.float32)
+        found = np.zeros(len(query_ids), dtype=np.int64)
+        scores = self.model.scores
+        # np.asarray: plain (possibly read-only) arrays for numba, also when memory-mapped
+        data, rows, indptr = (np.asarray(scores[name]) for name in ("data", "indices", "indptr"))
+        if self._column_max is None:  # one pass over the matrix, on the first search
+            self._column_max = _column_max(data, indptr)
+        matrix = (data, rows, indptr, self._column_max, int(scores["num_docs"]))
+
+        def run(first: int, last: int) -> None:
+            _search_queries(
+                *matrix, tokens, offsets, k, first, last, found_docs, found_scores, found
+            )
+
+        threads = os.cpu_count() if self.n_threads == -1 else max(1, self.n_threads)
+        if threads == 1 or len(query_ids) == 1:
+            run(0, len(query_ids))
+        else:
+            # a few ranges per thread so one slow range does not leave the others idle
+            cuts = np.linspace(0, len(query_ids), min(len(query_ids), 4 * threads) + 1).astype(int)
+            with ThreadPoolExecutor(max_workers=threads) as pool:
+                list(pool.map(run, cuts[:-1].tolist(), cuts[1:].tolist()))
+        return [
+            list(
+                zip(
+                    self._ids[found_docs[q, :n]].tolist(),
+                    found_scores[q, :n].astype(float).tolist(),
+                    strict=True,
                 )
             )
-        return results
+            for q, n in enumerate(found.tolist())
+        ]
 
     def save(self, path: str | os.PathLike) -> None:
         """Writes the index to directory `path`, replacing it only once complete."""
