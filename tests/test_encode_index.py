@@ -293,7 +293,7 @@ def test_ivfpq_is_compact_and_reranking_recovers_the_exact_ranking(tmp_path):
 
 
 def test_too_few_passages_to_train_is_a_clear_error(single):
-    with pytest.raises(ValueError, match="needs at least 256 passages to train"):
+    with pytest.raises(BadInputError, match=r"emb: OPQ48,IVF29,PQ48np needs at least 256 passages"):
         DenseRetriever.from_embeddings(single, "ivfpq", show_progress=False)
 
 

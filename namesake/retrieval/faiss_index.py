@@ -34,6 +34,7 @@ import faiss
 import numpy as np
 from tqdm.auto import tqdm
 
+from namesake.io import BadInputError
 from namesake.retrieval.embeddings import EmbeddingsFolder
 
 INDEX_TYPES = ("flat", "hnsw", "ivf", "ivfpq")
@@ -132,9 +133,11 @@ def build_shards(
         sample = training_sample(folder, train_size)
         minimum = _min_training_points(factory, template)
         if len(sample) < minimum:
-            raise ValueError(
-                f"{factory} needs at least {minimum} passages to train, {folder.path} has "
-                f"{len(sample)}: use a smaller index (flat, hnsw) or more passages"
+            raise BadInputError(
+                folder.path,
+                None,
+                f"{factory} needs at least {minimum} passages to train, this folder has "
+                f"{len(sample)}: use a smaller index (flat, hnsw) or more passages",
             )
         trained, gpu = on_gpus(template, use_gpu)
         trained.train(sample)
