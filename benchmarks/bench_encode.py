@@ -6,9 +6,9 @@ figure is the speed-up from adding processes, not threads. Each run encodes the 
 cached in ``benchmarks/output/retrieval/``) into a fresh folder with the bundled MiniLM on
 the CPU, and is timed from the command's start to its end (model loading, Accelerate
 start-up and the final barrier included) and in steady state: the passages of the chunks
-written after the first one, over the time from that first write to the last (chunk
-folders' modification times), which leaves start-up out. Peak RSS is the largest
-process's (``wait4`` on the launcher covers its children).
+written after each process's first one, over the time from the last of those first
+writes to the last write (chunk folders' modification times), which leaves start-up out.
+Peak RSS is the largest process's (``wait4`` on the launcher covers its children).
 
 Multi-process runs use ``accelerate launch --multi_gpu --num_processes N`` with
 ``ACCELERATE_USE_CPU=1`` (torchrun's launcher, N CPU processes over gloo; ``accelerate
@@ -84,9 +84,11 @@ def run(args, corpus: Path, processes: int) -> dict:
         raise SystemExit(log.read_text()[-4000:])
     written = sorted(p.stat().st_mtime for p in out.glob("chunk-*"))
     encoding = written[-1] - started
-    # steady state: the passages of every chunk after the first one written, over the time
-    # from that first write to the last (start-up and model loading left out)
-    steady = (args.passages - args.chunk_passages) / (written[-1] - written[0])
+    # steady state: the passages of the chunks written after each process's first one, over
+    # the time from the last of those first writes to the last write (start-up left out)
+    steady = (args.passages - processes * args.chunk_passages) / (
+        written[-1] - written[processes - 1]
+    )
     peak = usage.ru_maxrss / 1024
     return {
         "processes": processes,

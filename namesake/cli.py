@@ -577,7 +577,7 @@ def _add_index(parser: argparse.ArgumentParser) -> None:
         "--index-type",
         required=True,
         choices=["flat", "hnsw", "ivf", "ivfpq"],
-        help="flat (exact), hnsw, ivf, or ivfpq (OPQ+IVF+PQ, compressed, re-ranked exactly)",
+        help="flat (exact), hnsw, ivf, or ivfpq (IVF + fast-scan PQ: compressed, re-ranked)",
     )
     parser.add_argument("--out", required=True, help="index folder for `retrieve --index`")
     parser.add_argument("--factory", help="faiss index_factory string overriding --index-type's")
@@ -587,8 +587,8 @@ def _add_index(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--train-size",
         type=_positive_int,
-        default=200_000,
-        help="passages sampled to train ivf/ivfpq (default: 200000)",
+        default=400_000,
+        help="passages sampled to train ivf/ivfpq (default: 400000)",
     )
     parser.add_argument(
         "--rerank-candidates",

@@ -7,11 +7,15 @@ and builds one of:
 - ``hnsw``: ``IndexHNSWFlat`` (M = 32); fast, exact vectors kept, so as large as flat
   and more.
 - ``ivf``: ``IVF{nlist},Flat``; exact vectors in ``nlist ≈ 4√n`` lists.
-- ``ivfpq``: the compressed one, ``OPQ{m},IVF{nlist},PQ{m}np``: an OPQ rotation, ``nlist``
-  lists, ``m``-byte product-quantised codes (+ the 8-byte id IVF keeps per vector), e.g.
-  56 bytes per 384-d passage instead of 1,536. Its approximate scores are re-ranked
-  exactly against the stored float16 vectors (``rerank_candidates``; see
-  :class:`namesake.retrieval.dense.DenseRetriever`).
+- ``ivfpq``: the compressed one, ``IVF{nlist},PQ{m}x4fs``: ``nlist ≈ 2√n`` lists and
+  ``m`` 4-bit product-quantiser codes per passage, scanned with SIMD ("fast scan"), plus
+  the 8-byte id IVF keeps: 56 bytes per 384-d passage (m = 96) instead of 1,536. Its
+  approximate scores are re-ranked exactly against the stored float16 vectors
+  (``rerank_candidates``; see :class:`namesake.retrieval.dense.DenseRetriever`). Why this
+  one (``benchmarks/README.md``, "Compressed index"): on 1M vectors it found 0.955 of the
+  exact top 100 at 10-11× flat's speed within 61 bytes a vector, where 8-bit PQ (with or
+  without OPQ) either missed the recall or the speed, because scanning 8-bit codes is too
+  slow to probe the share of lists (~12%) that recall needs.
 
 Trained indexes (ivf, ivfpq) are trained on a random sample of the passages (``train_size``
 rows drawn across all chunks), then filled chunk by chunk, so peak memory is the index
@@ -40,10 +44,10 @@ from namesake.retrieval.embeddings import EmbeddingsFolder
 INDEX_TYPES = ("flat", "hnsw", "ivf", "ivfpq")
 HNSW_M = 32
 HNSW_EF_CONSTRUCTION = 40
-DEFAULT_TRAIN_SIZE = 200_000
-#: product-quantiser bytes per vector for ``ivfpq``, at most (a divisor of the dimension)
-MAX_PQ_BYTES = 48
-SEARCH_DEFAULTS = {"ivf": {"nprobe": 32}, "ivfpq": {"nprobe": 64}, "hnsw": {"ef_search": 128}}
+DEFAULT_TRAIN_SIZE = 400_000  # ≥ 39 vectors per list up to ~10,000 lists (25M passages)
+#: 4-bit product-quantiser codes per vector for ``ivfpq``, at most (a divisor of the dimension)
+MAX_PQ_CODES = 96
+SEARCH_DEFAULTS = {"ivf": {"nprobe": 32}, "ivfpq": {"nprobe": 256}, "hnsw": {"ef_search": 128}}
 
 
 def ivf_lists(passages: int) -> int:
@@ -51,9 +55,15 @@ def ivf_lists(passages: int) -> int:
     return max(1, min(passages, round(4 * math.sqrt(passages))))
 
 
-def pq_bytes(dimension: int) -> int:
-    """The largest divisor of `dimension` that is at most MAX_PQ_BYTES (PQ needs one)."""
-    return max(m for m in range(1, MAX_PQ_BYTES + 1) if dimension % m == 0)
+def fast_scan_lists(passages: int) -> int:
+    """``ivfpq`` list count: about 2·√passages (fewer, longer lists than ``ivf``: fast scan
+    reads long lists cheaply, and each list's centroid costs 4 bytes × dimension)."""
+    return max(1, min(passages, round(2 * math.sqrt(passages))))
+
+
+def pq_codes(dimension: int) -> int:
+    """The largest divisor of `dimension` that is at most MAX_PQ_CODES (PQ needs one)."""
+    return max(m for m in range(1, MAX_PQ_CODES + 1) if dimension % m == 0)
 
 
 def factory_string(kind: str, dimension: int, passages: int) -> str:
@@ -65,9 +75,7 @@ def factory_string(kind: str, dimension: int, passages: int) -> str:
     if kind == "ivf":
         return f"IVF{ivf_lists(passages)},Flat"
     if kind == "ivfpq":
-        m = pq_bytes(dimension)
-        # "np": no polysemous training, which only polysemous search uses (6x slower)
-        return f"OPQ{m},IVF{ivf_lists(passages)},PQ{m}np"
+        return f"IVF{fast_scan_lists(passages)},PQ{pq_codes(dimension)}x4fs"
     raise ValueError(f"index type must be one of {', '.join(INDEX_TYPES)}, not {kind!r}")
 
 
@@ -105,12 +113,16 @@ def set_search_parameters(index: faiss.Index, **parameters) -> None:
 def on_gpus(index: faiss.Index, use_gpu: bool | None = None) -> tuple[faiss.Index, bool]:
     """The index copied to every GPU faiss sees (and True), or itself on the CPU (and False).
 
-    `use_gpu` None means "when there are GPUs"; HNSW has no GPU version and stays.
+    `use_gpu` None means "when there are GPUs"; types without a GPU version (HNSW, fast-scan
+    PQ) stay on the CPU.
     """
     hnsw = isinstance(faiss.downcast_index(index), faiss.IndexHNSW)
     if use_gpu is False or hnsw or faiss.get_num_gpus() == 0:
         return index, False
-    return faiss.index_cpu_to_all_gpus(index), True
+    try:
+        return faiss.index_cpu_to_all_gpus(index), True
+    except RuntimeError:  # no GPU version of this index type (fast-scan PQ): stay on the CPU
+        return index, False
 
 
 def build_shards(
