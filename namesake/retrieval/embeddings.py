@@ -184,6 +184,7 @@ class EmbeddingsFolder:
         self.num_passages = int(self.settings["num_passages"])
         self.num_chunks = int(self.settings["num_chunks"])
         self.chunk_passages = int(self.settings["chunk_passages"])
+        self._mapped_chunks: dict[int, np.ndarray] = {}  # for re-ranking: see _mapped
         for number in range(self.num_chunks):
             if not chunk_done(self.path, number):
                 raise BadInputError(self.path / chunk_name(number), None, "chunk missing")
@@ -270,7 +271,7 @@ class EmbeddingsFolder:
         return out
 
     def _mapped(self, number: int) -> np.ndarray:
-        cache = self.__dict__.setdefault("_mapped_chunks", {})
-        if number not in cache:
-            cache[number] = self.chunk(number).embeddings
-        return cache[number]
+        """Chunk `number`'s embeddings, checked and memory-mapped once, then reused."""
+        if number not in self._mapped_chunks:
+            self._mapped_chunks[number] = self.chunk(number).embeddings
+        return self._mapped_chunks[number]
