@@ -480,7 +480,7 @@ class DenseRetriever:
         built = build_shards(folder, factory, shards, train_size, use_gpu, show_progress)
         if rerank_candidates is None:
             rerank_candidates = DEFAULT_RERANK_CANDIDATES if index == "ivfpq" else 0
-        documents = np.concatenate([chunk.documents for chunk in folder.chunks()])
+        documents, document_ids = folder.passage_map()
         model_is_default = settings["model_is_default"]
         record = {
             "model": DEFAULT_MODEL if model_is_default else settings["model"],
@@ -504,7 +504,7 @@ class DenseRetriever:
         return cls(
             built,
             documents,
-            folder.document_ids(),
+            document_ids,
             record,
             embeddings=folder if rerank_candidates else None,
         )

@@ -151,12 +151,11 @@ def finish_folder(folder: str | os.PathLike, totals: dict) -> None:
 
 @dataclass
 class Chunk:
-    """One chunk, checked: its embeddings memory-mapped and its passages' documents."""
+    """One chunk, checked (settings, shape, passage table): its embeddings memory-mapped."""
 
     number: int
     path: Path
     embeddings: np.ndarray  # float16 [n, dimension], memory-mapped
-    documents: np.ndarray  # int64 [n]: each passage's page position in the corpus
 
 
 class EmbeddingsFolder:
@@ -229,33 +228,35 @@ class EmbeddingsFolder:
             raise BadInputError(path / PASSAGES, None, f"unreadable ({exc})") from None
         if table.num_rows != rows:
             raise BadInputError(path / PASSAGES, None, f"{table.num_rows} rows, expected {rows}")
-        documents = table.column("document").to_numpy().astype(np.int64, copy=False)
-        return Chunk(number, path, embeddings, documents)
+        return Chunk(number, path, embeddings)
 
     def chunks(self, start: int = 0, stop: int | None = None) -> Iterator[Chunk]:
         stop = self.num_chunks if stop is None else stop
         for number in range(start, stop):
             yield self.chunk(number)
 
-    def document_ids(self) -> list[str]:
-        """The corpus' page ids, indexed by page position (the ``document`` column).
+    def passage_map(self) -> tuple[np.ndarray, list[str]]:
+        """Every passage's page position (int64, in passage order) and the corpus' page ids,
+        indexed by page position; one read of each chunk's passage table.
 
         Every page has at least one passage, so every position appears in some chunk.
         """
         ids: list[str | None] = [None] * int(self.settings["num_documents"])
+        documents = []
         for number in range(self.num_chunks):
             path = self.path / chunk_name(number) / PASSAGES
             table = feather.read_table(str(path))
-            documents = table.column("document").to_numpy()
+            positions = table.column("document").to_numpy().astype(np.int64, copy=False)
             names = table.column("wikipedia_id").to_pylist()
-            for position, name in zip(documents.tolist(), names, strict=True):
+            for position, name in zip(positions.tolist(), names, strict=True):
                 if not 0 <= position < len(ids):
                     raise BadInputError(path, None, f"page position {position} out of range")
                 ids[position] = name
+            documents.append(positions)
         missing = [i for i, name in enumerate(ids) if name is None]
         if missing:
             raise BadInputError(self.path, None, f"no passage for page position {missing[0]}")
-        return ids
+        return np.concatenate(documents), ids
 
     def passage_vectors(self, passages: np.ndarray) -> np.ndarray:
         """float32 embeddings of the given passage numbers (any order), read from the chunks."""
