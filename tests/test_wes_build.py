@@ -241,23 +241,6 @@ def test_tiny_corpus_stays_balanced_when_negatives_run_out():
     assert short == 3
 
 
-def test_hard_negatives_pick_the_text_with_most_shared_tokens():
-    corpus = corpus_from(
-        {
-            "New York City": ["NYC", "Big Apple"],
-            "York": ["York city walls", "Eboracum", "York"],
-            "New Jersey": ["New York Jersey City", "NJ", "Garden State"],
-        }
-    )
-    _, negs = negatives(corpus, seed=0, hard="lexical")
-    chosen = defaultdict(set)
-    for a, t in pairs_of(negs):
-        chosen[a].add(t)
-    assert chosen["New York City"] == {"York city walls", "New York Jersey City"}
-    _, random_negs = negatives(corpus, seed=0)
-    assert random_negs.num_rows == negs.num_rows
-
-
 def test_splits_are_disjoint_75_15_10_and_hold_whole_articles():
     corpus = synthetic_corpus(articles=200)
     titles = split_articles(corpus["article"], seed=0)
@@ -457,14 +440,19 @@ def test_cli_build_with_options(sample, tmp_path, capsys):
     out = tmp_path / "cli"
     argv = ["wes", "build", "--dump", str(sample), "--out", str(out), "--thresholds", "2"]
     argv += ["--year", "2016", "--seed", "7", "--workers", "1", "--no-dictionary-filter"]
-    main([*argv, "--hard-negatives", "lexical", "--redirects"])
+    main(
+        [*argv, "--hard-negatives", "lexical", "substring", "--redirects", "--no-measure-hardness"]
+    )
     printed = capsys.readouterr().out
     assert "2016thresh2pairs" in printed and "| 2 |" in printed
+    assert "2016thresh2hardpairs" in printed
     card = (out / "README.md").read_text(encoding="utf-8")
-    assert "dictionary-word filter: off" in card and "--hard-negatives lexical" in card
+    assert "dictionary-word filter: off" in card and "--hard-negatives lexical substring" in card
     assert "redirects: followed" in card
     train = read_config(out, "2016thresh2pairs")
     assert pc.sum(train["is_same"]).as_py() * 2 == train.num_rows
+    hard = read_config(out, "2016thresh2hardpairs")
+    assert set(hard["negative_kind"].to_pylist()) <= {"positive", "random", "lexical", "substring"}
     with pytest.raises(SystemExit, match="--year"):
         main(["wes", "build", "--dump", str(sample), "--out", str(tmp_path / "x")])
     assert not re.search(r"Traceback", capsys.readouterr().err)

@@ -2,7 +2,9 @@
 
 With no --dump it mines the real 206-page English Wikipedia excerpt (tests/data, or
 ../shared/wikipedia in a checkout without it) with thresholds 1 and 2 and year 2016 (its
-revisions are of spring 2016; the file name carries no date). Pass --dump with a full
+revisions are of spring 2016; the file name carries no date), and with every
+--hard-negatives strategy: a hardpairs config per threshold, and each strategy's zero-shot
+AUC in the card. Pass --dump with a full
 `enwiki-YYYYMMDD-pages-articles*.xml.bz2` to rebuild the published configs (thresholds
 5 10 20 by default, the year from the file name). Other options go to `namesake wes build`
 (see `namesake wes build --help`); the card template is card_template.md.
@@ -22,6 +24,7 @@ SAMPLE_CANDIDATES = (
 )
 SAMPLE_YEAR = "2016"
 SAMPLE_THRESHOLDS = ["1", "2"]
+SAMPLE_HARD_NEGATIVES = ["lexical", "substring", "cooccurrence"]
 
 
 def default_dump() -> Path:
@@ -39,12 +42,15 @@ def main(argv: list[str] | None = None) -> None:
             rest += ["--year", SAMPLE_YEAR]
         if not any(a.startswith("--thresholds") for a in rest):
             rest += ["--thresholds", *SAMPLE_THRESHOLDS]
+        if not any(a.startswith("--hard-negatives") for a in rest):
+            rest += ["--hard-negatives", *SAMPLE_HARD_NEGATIVES]
     namesake(["wes", "build", "--dump", *dump, "--out", args.out, *rest])
     out = Path(args.out).resolve()
     print(f"\nWES dataset folder: {out}")
     print("Load it with:")
     print("    from datasets import load_dataset")
     print(f'    load_dataset("{out}", "<year>thresh<n>pairs")')
+    print(f'    load_dataset("{out}", "<year>thresh<n>hardpairs")  # with --hard-negatives')
 
 
 if __name__ == "__main__":

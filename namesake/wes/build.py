@@ -1,6 +1,7 @@
 """The WES build: a pages-articles dump in, a Hub dataset folder with one corpus and one
-pairs config per incoming-link threshold out. Each stage lives in the module named after
-it (`mining`, `pairs`, `dataset`); this file only wires them."""
+pairs config per incoming-link threshold out (and a hardpairs config with look-alike
+negatives when strategies are given). Each stage lives in the module named after it
+(`mining`, `pairs`, `hard_negatives`, `dataset`); this file only wires them."""
 
 from __future__ import annotations
 
@@ -17,21 +18,31 @@ from namesake.wes.dataset import (
     corpus_config,
     corpus_table,
     dataset_card,
+    hard_negatives_section,
+    hardpairs_config,
     pairs_config,
     statistics,
     write_configs,
 )
+from namesake.wes.hard_negatives import (
+    DEFAULT_DF_CAP,
+    DEFAULT_SOURCE_CAP,
+    check_strategies,
+    hard_pairs,
+    hardness,
+    zero_shot_model,
+)
 from namesake.wes.mining import expand_dumps, mine_dumps
 from namesake.wes.pairs import (
-    HARD_NEGATIVES,
     MISSING_TARGETS,
     DictionaryWords,
     add_pairs,
     dictionary_filter,
-    pair_splits,
+    negatives,
     redirect_synonyms,
     resolve_targets,
     source_counts,
+    split_pairs,
     threshold_corpus,
 )
 
@@ -61,19 +72,38 @@ def build_wes(
     seed: int = 0,
     workers: int = 1,
     dictionary: bool = True,
-    hard_negatives: str | None = None,
+    hard_negatives: Sequence[str] = (),
     redirects: bool = False,
     all_targets: bool = False,
     strict: bool = False,
     words: DictionaryWords | None = None,
+    df_cap: int = DEFAULT_DF_CAP,
+    source_cap: int = DEFAULT_SOURCE_CAP,
+    measure_hardness: bool | None = None,
+    model=None,
 ) -> BuildReport:
     """Mines WES from the dump file(s) (paths or glob patterns) into the folder `out`, which
-    appears atomically, or not at all. `words` replaces the default dictionary (tests)."""
+    appears atomically, or not at all. `words` replaces the default dictionary (tests).
+
+    `hard_negatives`: strategies of `namesake.wes.hard_negatives` for an extra
+    `{year}thresh{n}hardpairs` config per threshold (same article split as the pairs
+    config); `measure_hardness` (default: on when strategies are given) puts each kind of
+    negative's zero-shot AUC in the card and in `report.statistics[n]["hardness"]`
+    (`model`: a sentence-transformers model in place of all-MiniLM-L6-v2)."""
     thresholds = sorted(set(int(t) for t in thresholds))
     if not thresholds or thresholds[0] < 1:
         raise NamesakeError(f"thresholds must be positive integers, got {thresholds}")
-    if hard_negatives is not None and hard_negatives not in HARD_NEGATIVES:
-        raise NamesakeError(f"--hard-negatives: choose from {', '.join(HARD_NEGATIVES)}")
+    if isinstance(hard_negatives, str):
+        hard_negatives = [hard_negatives]
+    try:
+        strategies = check_strategies(hard_negatives or ())
+    except ValueError as error:
+        raise NamesakeError(f"--hard-negatives: {error}") from None
+    if df_cap < 1 or source_cap < 2:
+        raise NamesakeError("--df-cap must be at least 1 and --source-cap at least 2")
+    measure = bool(strategies) if measure_hardness is None else measure_hardness
+    if measure and not strategies:
+        raise NamesakeError("--measure-hardness needs --hard-negatives")
     paths = expand_dumps(dump)
     year = year if year is not None else dump_year(paths)
     if year is None:
@@ -81,7 +111,12 @@ def build_wes(
         raise NamesakeError(f"no dump date in the file name ({names}): give --year")
     report = BuildReport()
     problems = InputProblems(strict)
-    lap = StageTimer(report.seconds).lap
+    timer = StageTimer(report.seconds)
+
+    def lap(stage: str) -> None:  # stages met once per threshold add up
+        before = report.seconds.get(stage, 0.0)
+        timer.lap(stage)
+        report.seconds[stage] += before
 
     mined = mine_dumps(paths, workers, problems)
     report.counts["main-namespace pages"] = mined.pages.num_rows
@@ -117,8 +152,9 @@ def build_wes(
         if not corpus.num_rows:  # an empty Parquet config would not load; say so instead
             report.problems.append(f"{prefix}: no article left; no config written")
             continue
-        splits, short = pair_splits(corpus, seed, hard_negatives)
-        dropped["positives without a distinct negative"] = short
+        positives, randoms = negatives(corpus, seed)
+        splits = split_pairs(corpus, pa.concat_tables([positives, randoms]), seed)
+        dropped["positives without a distinct negative"] = corpus.num_rows - positives.num_rows
         report.statistics[threshold] = statistics(corpus, splits, dropped)
         report.counts[f"{prefix}: articles"] = report.statistics[threshold]["articles"]
         report.counts[f"{prefix}: corpus pairs"] = corpus.num_rows
@@ -133,6 +169,24 @@ def build_wes(
             if not table.num_rows:
                 report.problems.append(f"{prefix}: empty {split} split, left out of the pairs")
         configs[pairs_config(year, threshold)] = splits
+        if strategies:
+            lap("corpora, negatives, splits")
+            rows, kinds = hard_pairs(
+                corpus, positives, randoms, strategies, mined.pages, links, seed, df_cap, source_cap
+            )
+            hard = split_pairs(corpus, rows, seed)
+            configs[hardpairs_config(year, threshold)] = hard
+            report.statistics[threshold]["hardpairs"] = {s: t.num_rows for s, t in hard.items()}
+            report.statistics[threshold]["negative_kinds"] = kinds
+            for kind, value in kinds.items():
+                report.counts[f"{prefix}: hardpairs negatives, {kind}"] = value
+            lap("hard negatives")
+            if measure:
+                model = model if model is not None else zero_shot_model()
+                report.statistics[threshold]["hardness"] = hardness(
+                    splits["test"], hard["test"], strategies, model, seed
+                )
+                lap("hardness (zero-shot AUC)")
     lap("corpora, negatives, splits")
 
     report.problems += problems.summary()
@@ -143,7 +197,7 @@ def build_wes(
             + "; ".join(report.lines())
         )
     report.configs = list(configs)
-    filters = _filters(dictionary, hard_negatives, redirects, all_targets, seed)
+    filters = _filters(dictionary, strategies, redirects, all_targets, seed, df_cap, source_cap)
     with atomic_directory(out) as staging:
         written = write_configs(staging, configs)
         card = dataset_card(
@@ -154,6 +208,7 @@ def build_wes(
             {"dump": ", ".join(p.name for p in paths)},
             filters,
             report.notes(),
+            hard_negatives_section(strategies, report.statistics),
         )
         (staging / "README.md").write_text(card, encoding="utf-8")
     lap("writing")
@@ -178,7 +233,13 @@ def partial_dump_hint(resolved: dict[str, int]) -> str | None:
 
 
 def _filters(
-    dictionary: bool, hard: str | None, redirects: bool, all_targets: bool, seed: int
+    dictionary: bool,
+    strategies: Sequence[str],
+    redirects: bool,
+    all_targets: bool,
+    seed: int,
+    df_cap: int = DEFAULT_DF_CAP,
+    source_cap: int = DEFAULT_SOURCE_CAP,
 ) -> list[str]:
     lines = [
         "dictionary-word filter: "
@@ -192,12 +253,16 @@ def _filters(
             if dictionary
             else "off (`--no-dictionary-filter`)."
         ),
-        "negatives: "
+        "negatives: a random link text of each sampled other article (pairs configs)"
         + (
-            "lexical (`--hard-negatives lexical`): the text of the other article that "
-            "shares most word tokens (lower-cased) with the title; ties broken at random."
-            if hard == "lexical"
-            else "a random link text of each sampled other article."
+            "; look-alikes for the hardpairs configs (`--hard-negatives "
+            + " ".join(strategies)
+            + "`"
+            + (f", `--df-cap {df_cap}`" if "lexical" in strategies else "")
+            + (f", `--source-cap {source_cap}`" if "cooccurrence" in strategies else "")
+            + "), see Hard negatives."
+            if strategies
+            else "; no hardpairs config (`--hard-negatives` not given)."
         ),
         "redirects: "
         + (

