@@ -1,0 +1,321 @@
+"""Answer scorers measured against human judgments (``namesake wes judge``).
+
+A **scorer** is a callable ``(questions, references, candidates) -> np.ndarray`` of floats, one
+per candidate, higher = more likely correct (``namesake.wes.classic_metrics`` has the classic
+metrics as scorers). A scorer may carry a fixed ``threshold`` attribute (a saved scorer's
+decision threshold); ``saved_thresholds`` gives one by name too.
+
+``evaluate_scorers(records, scorers)`` scores every judged answer once per scorer and reports,
+for each dataset and for "all" datasets pooled, per scorer and per group (``all``, the answer
+kinds ``short`` / ``sentence``, and ``system:<name>`` per EVOUNA system):
+
+- ``n`` answers and ``share_correct`` (people's judgement) in the group, both splits;
+- ``roc_auc`` on the group's **test** split (Mann-Whitney U, ties count half; None with one class);
+- ``accuracy`` on the group's test split at the scorer's **dev threshold**. The threshold is
+  chosen **per dataset**, as a user with that kind of data would: the one maximising accuracy on
+  the dataset's dev split (every kind and system together), then applied unchanged to each of
+  its groups. Pooled over datasets, each answer is judged at its own dataset's threshold;
+- ``accuracy_saved``: test accuracy at the scorer's own fixed threshold, when it has one;
+- ``delta_vs_lexical_sum``: ``accuracy`` minus the lexical sum's accuracy at its own dev
+  threshold on the same test answers (the lexical sum, ``namesake.text.lexical_evidence``, is
+  always scored as the reference point, also when it is not asked for as a scorer); for a saved
+  threshold, ``delta_saved_vs_lexical_sum`` likewise.
+
+Rows where a scorer does worse than the lexical sum are kept. ``markdown_tables(result)`` renders
+one table per dataset.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from namesake.wes.judgments import KINDS, JudgedAnswer
+
+Scorer = Callable[[Sequence[str], Sequence[Sequence[str]], Sequence[str]], np.ndarray]
+BASELINE = "lexical_sum"
+ALL = "all"
+
+# --- binary metrics (numpy only; training/train_wes_cross_encoder.py imports them from here) ---
+
+
+def binary_metrics(labels, scores, threshold) -> dict:
+    """Accuracy, F1 of the "same" class and ROC-AUC of scores against 0/1 labels."""
+    labels = np.asarray(labels, dtype=bool)
+    scores = np.asarray(scores, dtype=np.float64)
+    predicted = scores >= threshold
+    tp = int(np.sum(predicted & labels))
+    fp = int(np.sum(predicted & ~labels))
+    fn = int(np.sum(~predicted & labels))
+    return {
+        "accuracy": float(np.mean(predicted == labels)) if len(labels) else math.nan,
+        "f1": 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0,
+        "roc_auc": roc_auc(labels, scores),
+        "threshold": float(threshold),
+    }
+
+
+def roc_auc(labels, scores) -> float:
+    """Area under the ROC curve (Mann-Whitney U, ties count half); NaN with one class only."""
+    labels = np.asarray(labels, dtype=bool)
+    n_pos, n_neg = int(labels.sum()), int((~labels).sum())
+    if n_pos == 0 or n_neg == 0:
+        return math.nan
+    order = np.argsort(scores, kind="mergesort")
+    sorted_scores = np.asarray(scores)[order]
+    ranks = np.empty(len(scores), dtype=np.float64)
+    # Average ranks (1-based) over runs of tied scores.
+    _, starts, counts = np.unique(sorted_scores, return_index=True, return_counts=True)
+    for start, count in zip(starts, counts, strict=True):
+        ranks[order[start : start + count]] = start + (count + 1) / 2
+    return float((ranks[labels].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
+
+
+def best_threshold(labels, scores) -> float:
+    """The threshold with the highest accuracy (score >= threshold: positive), among the
+    midpoints between distinct scores and one step below / above them; the lowest on ties.
+    O(n log n): accuracies from sorted positives and negatives, not one pass per candidate."""
+    labels = np.asarray(labels, dtype=bool)
+    scores = np.asarray(scores, dtype=np.float64)
+    values = np.unique(scores)
+    if len(values) == 0:
+        return 0.5
+    candidates = np.concatenate(
+        [[values[0] - 1e-6], (values[1:] + values[:-1]) / 2, [values[-1] + 1e-6]]
+    )
+    positives, negatives = np.sort(scores[labels]), np.sort(scores[~labels])
+    # positives at or above t + negatives below t
+    correct = (len(positives) - np.searchsorted(positives, candidates, side="left")) + (
+        np.searchsorted(negatives, candidates, side="left")
+    )
+    return float(candidates[int(np.argmax(correct))])
+
+
+def accuracy_at(labels, scores, threshold: float) -> float:
+    """Share of answers where (score >= threshold) agrees with the label; NaN when empty."""
+    labels = np.asarray(labels, dtype=bool)
+    if not len(labels):
+        return math.nan
+    return float(np.mean((np.asarray(scores, dtype=np.float64) >= threshold) == labels))
+
+
+# --- scoring ---
+
+
+def score_records(
+    records: Sequence[JudgedAnswer], scorers: Mapping[str, Scorer]
+) -> tuple[dict[str, np.ndarray], dict[str, float]]:
+    """({name: one score per record}, {name: seconds taken})."""
+    questions = [r.question for r in records]
+    references = [list(r.references) for r in records]
+    candidates = [r.candidate for r in records]
+    scores, seconds = {}, {}
+    for name, scorer in scorers.items():
+        start = time.perf_counter()
+        values = np.asarray(scorer(questions, references, candidates), dtype=np.float64)
+        seconds[name] = time.perf_counter() - start
+        if values.shape != (len(records),):
+            raise ValueError(f"scorer {name!r} returned {values.shape} scores for {len(records)}")
+        if np.isnan(values).any():
+            raise ValueError(f"scorer {name!r} returned NaN scores")
+        scores[name] = values
+    return scores, seconds
+
+
+def _nan_to_none(value: float) -> float | None:
+    return None if value is None or math.isnan(value) else float(value)
+
+
+def _groups(records: Sequence[JudgedAnswer]) -> dict[str, np.ndarray]:
+    kinds = np.array([r.kind for r in records])
+    systems = np.array([r.system for r in records])
+    groups = {ALL: np.ones(len(records), dtype=bool)}
+    for kind in KINDS:
+        groups[kind] = kinds == kind
+    for system in sorted(set(systems) - {""}):
+        groups[f"system:{system}"] = systems == system
+    return groups
+
+
+def evaluate_scorers(
+    records: Sequence[JudgedAnswer],
+    scorers: Mapping[str, Scorer],
+    *,
+    saved_thresholds: Mapping[str, float] | None = None,
+    scores: Mapping[str, np.ndarray] | None = None,
+    seconds: Mapping[str, float] | None = None,
+) -> dict:
+    """The JSON-able evaluation of ``scorers`` on ``records`` (see the module docstring).
+
+    ``scores`` / ``seconds``: scores already computed (``score_records``), by scorer name."""
+    if not records:
+        raise ValueError("no judged answer to evaluate")
+    saved = dict(saved_thresholds or {})
+    for name, scorer in scorers.items():
+        threshold = getattr(scorer, "threshold", None)
+        if name not in saved and isinstance(threshold, int | float):
+            saved[name] = float(threshold)
+    scores = dict(scores or {})
+    seconds = dict(seconds or {})
+    todo = {n: s for n, s in scorers.items() if n not in scores}
+    if BASELINE not in scores and BASELINE not in todo:
+        from namesake.wes.classic_metrics import LexicalScorer
+
+        todo[BASELINE] = LexicalScorer(BASELINE)
+    new_scores, new_seconds = score_records(records, todo)
+    scores |= new_scores
+    seconds |= new_seconds
+    names = [n for n in scorers if n in scores] + [n for n in scores if n not in scorers]
+
+    labels = np.array([r.label for r in records], dtype=bool)
+    test = np.array([r.split == "test" for r in records])
+    datasets = np.array([r.dataset for r in records])
+    dataset_names = sorted(set(datasets))
+
+    # Dev thresholds, per dataset; each answer's threshold is its dataset's.
+    thresholds = {
+        d: {
+            n: best_threshold(labels[(datasets == d) & ~test], scores[n][(datasets == d) & ~test])
+            for n in names
+        }
+        for d in dataset_names
+    }
+    per_answer = {n: np.zeros(len(records)) for n in names}
+    for d in dataset_names:
+        for n in names:
+            per_answer[n][datasets == d] = thresholds[d][n]
+    correct = {n: (scores[n] >= per_answer[n]) == labels for n in names}
+    correct_saved = {n: (scores[n] >= saved[n]) == labels for n in names if n in saved}
+
+    def block(mask: np.ndarray) -> dict:
+        groups = {}
+        for group, member in _groups([r for r, m in zip(records, mask, strict=True) if m]).items():
+            where = np.flatnonzero(mask)[member]
+            on_test = where[test[where]]
+            base = float(np.mean(correct[BASELINE][on_test])) if len(on_test) else math.nan
+            rows = {}
+            for n in names:
+                accuracy = float(np.mean(correct[n][on_test])) if len(on_test) else math.nan
+                row = {
+                    "roc_auc": _nan_to_none(roc_auc(labels[on_test], scores[n][on_test])),
+                    "accuracy": _nan_to_none(accuracy),
+                    "delta_vs_lexical_sum": _nan_to_none(accuracy - base),
+                }
+                if n in correct_saved:
+                    hits = correct_saved[n][on_test]
+                    acc_saved = float(np.mean(hits)) if len(hits) else math.nan
+                    row["accuracy_saved"] = _nan_to_none(acc_saved)
+                    row["delta_saved_vs_lexical_sum"] = _nan_to_none(acc_saved - base)
+                rows[n] = row
+            groups[group] = {
+                "n": int(len(where)),
+                "n_test": int(len(on_test)),
+                "share_correct": _nan_to_none(
+                    float(np.mean(labels[where])) if len(where) else math.nan
+                ),
+                "share_correct_test": _nan_to_none(
+                    float(np.mean(labels[on_test])) if len(on_test) else math.nan
+                ),
+                "scorers": rows,
+            }
+        return groups
+
+    result = {
+        "n": len(records),
+        "n_test": int(test.sum()),
+        "threshold_rule": "per dataset: the accuracy-maximising threshold on its dev split",
+        "baseline": BASELINE,
+        "scorers": {
+            n: {
+                "seconds": _nan_to_none(seconds.get(n, math.nan)),
+                "answers_per_second": _nan_to_none(
+                    len(records) / seconds[n] if seconds.get(n) else math.nan
+                ),
+                "saved_threshold": saved.get(n),
+                "asked": n in scorers,
+            }
+            for n in names
+        },
+        "datasets": {},
+    }
+    for d in dataset_names:
+        result["datasets"][d] = {"dev_thresholds": thresholds[d], "groups": block(datasets == d)}
+    if len(dataset_names) > 1:
+        result["datasets"][ALL] = {
+            "dev_thresholds": None,
+            "groups": block(np.ones(len(records), dtype=bool)),
+        }
+    return result
+
+
+# --- Markdown ---
+
+
+def _fmt(value, digits=3) -> str:
+    return "–" if value is None else f"{round(value, digits) + 0.0:.{digits}f}"  # no "-0.000"
+
+
+def markdown_tables(result: Mapping, *, fid_system: str = "fid") -> str:
+    """One Markdown table per dataset: rows = scorers, columns = test ROC-AUC over all answers,
+    short ones, sentences and FiD's; the dev threshold; test accuracy at it and its gain over the
+    lexical sum; test accuracy at a saved threshold where a scorer has one."""
+    has_saved = any(s["saved_threshold"] is not None for s in result["scorers"].values())
+    shown = [n for n, s in result["scorers"].items() if s["asked"]] or list(result["scorers"])
+    if BASELINE not in shown:
+        shown.append(BASELINE)
+    out = []
+    for dataset, block in result["datasets"].items():
+        groups = block["groups"]
+        top = groups[ALL]
+        title = "All datasets (per-dataset dev thresholds)" if dataset == ALL else dataset.upper()
+        counts = ", ".join(f"{k} {groups[k]['n']:,}" for k in KINDS if k in groups)
+        out.append(
+            f"### {title}: {top['n']:,} judged answers ({counts}), {top['n_test']:,} on test, "
+            f"{100 * top['share_correct']:.1f}% correct\n"
+        )
+        header = [
+            "Scorer",
+            "AUC all",
+            "AUC short",
+            "AUC sentence",
+            "AUC FiD",
+            "dev threshold",
+            "test accuracy",
+            "Δ vs lexical sum",
+        ]
+        if has_saved:
+            header += ["saved threshold", "accuracy @ saved"]
+        out.append("| " + " | ".join(header) + " |")
+        out.append("|---|" + "---:|" * (len(header) - 1))
+        fid = groups.get(f"system:{fid_system}")
+        for name in shown:
+
+            def auc(group, name=name):
+                return _fmt(group["scorers"][name]["roc_auc"]) if group else "–"
+
+            row = top["scorers"][name]
+            threshold = (
+                "per dataset"
+                if block["dev_thresholds"] is None
+                else _fmt(block["dev_thresholds"][name], 4)
+            )
+            delta = row["delta_vs_lexical_sum"]
+            cells = [
+                name,
+                auc(top),
+                auc(groups.get("short")),
+                auc(groups.get("sentence")),
+                auc(fid),
+                threshold,
+                _fmt(row["accuracy"]),
+                "–" if delta is None else f"{delta:+.3f}",
+            ]
+            if has_saved:
+                saved = result["scorers"][name]["saved_threshold"]
+                cells += [_fmt(saved, 4), _fmt(row.get("accuracy_saved"))]
+            out.append("| " + " | ".join(cells) + " |")
+        out.append("")
+    return "\n".join(out)
