@@ -150,6 +150,27 @@ def test_output_folder_has_checkpoint_card_and_metrics_only(trained):
     assert sorted(p.name for p in out.parent.iterdir()) == [out.name, f"{out.name}-checkpoints"]
 
 
+def test_scorer_json_carries_the_validation_threshold(tiny, trained, script):
+    """scorer.json: kind "cross-encoder" and the sigmoid threshold with the best accuracy on
+    the validation split, as the saved model scores it."""
+    from sentence_transformers import CrossEncoder
+
+    from namesake.wes.answer_scorer import read_scorer_config
+
+    out, metrics = trained
+    scorer = read_scorer_config(out)
+    assert scorer["kind"] == "cross-encoder"
+    assert 0 <= scorer["threshold"] <= 1
+    assert scorer["threshold"] == pytest.approx(metrics["thresholds"]["scorer"])
+    assert scorer["threshold_chosen_on"].startswith("validation split of ")
+    validation = datasets.load_dataset(str(tiny[0]), CONFIG)["validation"]
+    probabilities = CrossEncoder(str(out)).predict(
+        list(zip(validation["article"], validation["link_text"], strict=True))
+    )
+    chosen = script.best_threshold(validation["is_same"], probabilities)
+    assert scorer["threshold"] == pytest.approx(chosen, abs=1e-4)
+
+
 def test_metrics_json_reports_every_scorer(trained):
     out, returned = trained
     metrics = json.loads((out / "metrics.json").read_text())

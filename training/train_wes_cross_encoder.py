@@ -22,6 +22,8 @@ temporary sibling folder first, then renamed, so a crash never leaves half a mod
   ``sentence_transformers.CrossEncoder(output_dir)`` and ``transformers`` pipelines;
 - ``metrics.json``: settings, loss and learning rate per optimizer step, per-epoch validation
   metrics, test metrics of every scorer;
+- ``scorer.json`` (``namesake.wes.answer_scorer``): kind ``cross-encoder`` and the sigmoid threshold
+  with the best accuracy on the validation split (the scorer's decision threshold);
 - ``README.md``: the model card, filled from ``model_cards/wes_cross_encoder.md``.
 
 ``--checkpointing_steps N`` saves the full training state every N optimizer steps to
@@ -42,7 +44,6 @@ Point the ``wes_similarity`` metric at it with ``model_name_or_path=output_dir``
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 import time
 from pathlib import Path
@@ -56,6 +57,12 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from namesake import training
 from namesake.text import exact_match, token_f1
+from namesake.wes.answer_scorer import write_scorer_config
+from namesake.wes.judge import (  # one definition, shared with `namesake wes judge`
+    best_threshold,
+    binary_metrics,
+    roc_auc,  # noqa: F401 (part of the script's API: tests call script.roc_auc)
+)
 
 CARD_TEMPLATE = Path(__file__).resolve().parent.parent / "model_cards" / "wes_cross_encoder.md"
 CROSS_ENCODER_THRESHOLD = 0.5
@@ -102,54 +109,6 @@ def parse_args(argv=None):
     args = parser.parse_args(argv)
     training.check_training_arguments(parser, args, "max_length")
     return args
-
-
-# --- metrics (numpy, no extra dependency) ---
-
-
-def binary_metrics(labels, scores, threshold) -> dict:
-    """Accuracy, F1 of the "same" class and ROC-AUC of scores against 0/1 labels."""
-    labels = np.asarray(labels, dtype=bool)
-    scores = np.asarray(scores, dtype=np.float64)
-    predicted = scores >= threshold
-    tp = int(np.sum(predicted & labels))
-    fp = int(np.sum(predicted & ~labels))
-    fn = int(np.sum(~predicted & labels))
-    return {
-        "accuracy": float(np.mean(predicted == labels)) if len(labels) else math.nan,
-        "f1": 2 * tp / (2 * tp + fp + fn) if tp + fp + fn else 0.0,
-        "roc_auc": roc_auc(labels, scores),
-        "threshold": float(threshold),
-    }
-
-
-def roc_auc(labels, scores) -> float:
-    """Area under the ROC curve (Mann-Whitney U, ties count half); NaN with one class only."""
-    labels = np.asarray(labels, dtype=bool)
-    n_pos, n_neg = int(labels.sum()), int((~labels).sum())
-    if n_pos == 0 or n_neg == 0:
-        return math.nan
-    order = np.argsort(scores, kind="mergesort")
-    sorted_scores = np.asarray(scores)[order]
-    ranks = np.empty(len(scores), dtype=np.float64)
-    # Average ranks (1-based) over runs of tied scores.
-    _, starts, counts = np.unique(sorted_scores, return_index=True, return_counts=True)
-    for start, count in zip(starts, counts, strict=True):
-        ranks[order[start : start + count]] = start + (count + 1) / 2
-    return float((ranks[labels].sum() - n_pos * (n_pos + 1) / 2) / (n_pos * n_neg))
-
-
-def best_threshold(labels, scores) -> float:
-    """The threshold with the highest accuracy (midpoints between distinct scores)."""
-    labels = np.asarray(labels, dtype=bool)
-    values = np.unique(np.asarray(scores, dtype=np.float64))
-    if len(values) == 0:
-        return 0.5
-    candidates = np.concatenate(
-        [[values[0] - 1e-6], (values[1:] + values[:-1]) / 2, [values[-1] + 1e-6]]
-    )
-    accuracies = [np.mean((np.asarray(scores) >= t) == labels) for t in candidates]
-    return float(candidates[int(np.argmax(accuracies))])
 
 
 # --- model card ---
@@ -320,6 +279,10 @@ def main(argv=None):
                 break
         validate(epoch)
 
+    # --- the threshold scorer.json carries: the best accuracy on the validation split ---
+    validation_probabilities, validation_labels = predict(validation_loader)
+    scorer_threshold = best_threshold(validation_labels, validation_probabilities)
+
     # --- test: the cross-encoder next to EM, token F1 and the bi-encoder cosine ---
     probabilities, gathered_labels = predict(test_loader)
     test = {
@@ -391,6 +354,7 @@ def main(argv=None):
             "exact_match": "normalised strings equal",
             "token_f1": TOKEN_F1_THRESHOLD,
             "bi_encoder": cosine_threshold,
+            "scorer": scorer_threshold,
         },
         "validation": history,
         "test": test,
@@ -401,6 +365,16 @@ def main(argv=None):
     def write(folder: Path):
         accelerator.unwrap_model(model).save_pretrained(folder, save_function=accelerator.save)
         tokenizer.save_pretrained(folder)
+        write_scorer_config(
+            folder,
+            "cross-encoder",
+            scorer_threshold,
+            score="sigmoid",
+            threshold_chosen_on=f"validation split of {args.dataset}/{args.config}",
+            base_model=base_model,
+            dataset=args.dataset,
+            config=args.config,
+        )
 
     def card() -> str:
         return training.render_card(
@@ -415,6 +389,7 @@ def main(argv=None):
             n_test=f"{len(test_set):,}",
             max_length=args.max_length,
             cosine_threshold=f"{cosine_threshold:.3f}",
+            scorer_threshold=f"{scorer_threshold:.3f}",
             validation_accuracy=f"{history[-1]['accuracy']:.3f}" if history else "n/a",
             **run.card_values(),
         )
