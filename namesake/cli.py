@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 
 from namesake.amber.reference import COLLECTIONS
 from namesake.io import BadInputError, NamesakeError
@@ -733,8 +734,34 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
     )
     build.add_argument(
         "--hard-negatives",
-        choices=["lexical"],
-        help="lexical: the other article's link text sharing most tokens with the title",
+        nargs="+",
+        default=[],
+        choices=["lexical", "substring", "cooccurrence"],
+        metavar="STRATEGY",
+        help="also write a <year>thresh<n>hardpairs config with look-alike negatives from "
+        "these strategies: lexical (other articles' titles and texts by token F1 with the "
+        "title), substring (proper word spans of the title), cooccurrence (titles linked "
+        "from the same source pages)",
+    )
+    build.add_argument(
+        "--df-cap",
+        type=_positive_int,
+        default=1000,
+        help="lexical: leave tokens of more than this many strings out of the index "
+        "(default: 1000)",
+    )
+    build.add_argument(
+        "--source-cap",
+        type=_positive_int,
+        default=1000,
+        help="cooccurrence: leave out source pages linking to more articles (default: 1000)",
+    )
+    build.add_argument(
+        "--measure-hardness",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="zero-shot all-MiniLM-L6-v2 AUC of each kind of negative, in the card "
+        "(default: on with --hard-negatives)",
     )
     build.add_argument(
         "--redirects",
@@ -762,15 +789,119 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
         metavar="TEXT",
         help="a prediction followed by its reference answers (repeat for more examples)",
     )
-    score.add_argument("--model", help="cross-encoder or bi-encoder (default: the metric's)")
+    score.add_argument(
+        "--model",
+        help="saved WES scorer, cross-encoder or bi-encoder (default: the metric's, "
+        "namesake-wes-scorer-v1)",
+    )
     score.add_argument(
         "--threshold",
         type=float,
-        default=0.5,
-        help="score at or above which an answer counts as the same (default: 0.5)",
+        help="score at or above which an answer counts as correct (default: the scorer's "
+        "saved threshold, else 0.5)",
     )
     score.add_argument("--metric", help="wes_similarity module folder (default: metrics/)")
     score.set_defaults(run=_wes_score)
+
+    judge = commands.add_parser(
+        "judge",
+        help="measure answer scorers (wes_similarity, classic metrics, saved WES scorers) "
+        "against human judgments (default: the bundled EVOUNA)",
+    )
+    judge.add_argument(
+        "--judged",
+        nargs="+",
+        metavar="FILE",
+        help="judged answers: EVOUNA files or plain JSONL (question, references, candidate, "
+        "label); .jsonl, .bz2 or .gz (default: the bundled EVOUNA NQ and TQ)",
+    )
+    judge.add_argument(
+        "--scorer",
+        nargs="+",
+        default=[],
+        metavar="PATH_OR_HUB_ID",
+        help="saved WES answer scorers or models to evaluate next to the metrics; 'default' "
+        "is the metric's versioned default (default: none)",
+    )
+    judge.add_argument(
+        "--wes", help="WES dataset folder: judge its pairs too (validation = dev, test = test)"
+    )
+    judge.add_argument(
+        "--wes-configs",
+        nargs="+",
+        default=[],
+        metavar="CONFIG",
+        help="pairs / hardpairs configs of --wes (e.g. 2016thresh1pairs 2016thresh1hardpairs)",
+    )
+    judge.add_argument(
+        "--metrics",
+        nargs="+",
+        metavar="NAME",
+        default=[
+            "wes_similarity",
+            "exact_match",
+            "token_f1",
+            "token_recall",
+            "containment",
+            "lexical_sum",
+            "bleu",
+            "rouge_l",
+            "meteor",
+            "bertscore",
+        ],
+        help="metrics to evaluate; those that cannot run here are left out with the reason "
+        "(default: wes_similarity exact_match token_f1 token_recall containment lexical_sum "
+        "bleu rouge_l meteor bertscore)",
+    )
+    judge.add_argument(
+        "--max-questions",
+        type=_positive_int,
+        metavar="N",
+        help="read the first N questions of each file only (a quick run; default: all)",
+    )
+    judge.add_argument("--out", metavar="FILE.json", help="also write the full results as JSON")
+    judge.set_defaults(run=_wes_judge)
+
+    fit = commands.add_parser(
+        "fit-scorer",
+        help="fit a hybrid answer scorer (lexical evidence + best-span cosine) on the dev "
+        "split of judged answers and WES validation pairs",
+    )
+    fit.add_argument("--out", required=True, help="scorer folder to write")
+    fit.add_argument(
+        "--encoder",
+        default="sentence-transformers/all-MiniLM-L6-v2",
+        help="bi-encoder for the span cosines, folder or Hub id (default: all-MiniLM-L6-v2, "
+        "its bundled copy when installed)",
+    )
+    fit.add_argument(
+        "--judged",
+        nargs="+",
+        metavar="FILE",
+        help="judged answers, EVOUNA or plain JSONL; the dev split fits, the test split is "
+        "reported (default: the bundled EVOUNA)",
+    )
+    fit.add_argument("--wes", help="WES dataset folder whose validation pairs fit too")
+    fit.add_argument(
+        "--wes-configs",
+        nargs="+",
+        default=[],
+        metavar="CONFIG",
+        help="pairs / hardpairs configs of --wes (e.g. 2016thresh1pairs 2016thresh1hardpairs)",
+    )
+    fit.add_argument(
+        "--max-questions",
+        type=_positive_int,
+        metavar="N",
+        help="read the first N questions of each judged file only (default: all)",
+    )
+    fit.add_argument(
+        "--max-length", type=_positive_int, default=64, help="word pieces kept per answer (64)"
+    )
+    fit.add_argument(
+        "--c", type=float, default=1.0, help="inverse L2 strength of the regression (1.0)"
+    )
+    fit.set_defaults(run=_wes_fit_scorer)
 
 
 def _wes_build(args) -> None:
@@ -789,9 +920,18 @@ def _wes_build(args) -> None:
         redirects=args.redirects,
         all_targets=args.all_targets,
         strict=args.strict,
+        df_cap=args.df_cap,
+        source_cap=args.source_cap,
+        measure_hardness=args.measure_hardness,
     )
     print("\n".join(report.lines()))
     print(statistics_table(report.statistics))
+    hardness = {t: s["hardness"] for t, s in report.statistics.items() if "hardness" in s}
+    if hardness:
+        from namesake.wes.hard_negatives import hardness_table
+
+        print("Zero-shot AUC (all-MiniLM-L6-v2 cosine, test split; lower = harder):")
+        print(hardness_table(hardness))
     print(f"Wrote {args.out}: configs {', '.join(report.configs)}")
 
 
@@ -808,16 +948,112 @@ def _wes_score(args) -> None:
         model_name_or_path=args.model,
         threshold=args.threshold,
     )
-    print(f"Scorer: {result['scorer']} ({result['model']})")
+    print(f"Scorer: {result['scorer']} ({result['model']}), threshold {result['threshold']:.4f}")
     print("| Prediction | References | WES score | Same? |\n|---|---|---:|---|")
     for prediction, refs, score in zip(predictions, references, result["scores"], strict=True):
-        same = "yes" if score >= args.threshold else "no"
+        same = "yes" if score >= result["threshold"] else "no"
         print(f"| {prediction} | {' / '.join(refs)} | {score:.3f} | {same} |")
     print(
         f"Mean WES score {result['score']:.3f}, accuracy {result['accuracy']:.2f}; "
         f"exact match {result['exact_match']:.1f}, token F1 {result['f1']:.1f} "
         "(AmbER-normalised, 0-100)"
     )
+
+
+def _wes_judge(args) -> None:
+    from namesake.wes.classic_metrics import ALL_METRICS, classic_scorers
+    from namesake.wes.judge import evaluate_scorers, markdown_tables, score_records
+    from namesake.wes.judgments import read_judged, wes_judged_answers
+
+    unknown = sorted(set(args.metrics) - set(ALL_METRICS))
+    if unknown:
+        raise NamesakeError(f"no metric {', '.join(unknown)}: one of {', '.join(ALL_METRICS)}")
+    if args.wes_configs and not args.wes:
+        raise NamesakeError("--wes-configs needs --wes DIR")
+    judged = read_judged(args.judged, max_questions=args.max_questions)
+    for line in judged.dropped_lines():
+        print(line)
+    for config in args.wes_configs:
+        judged.records.extend(wes_judged_answers(args.wes, config))
+    if not judged.records:
+        raise NamesakeError("no judged answer left to evaluate")
+    scorers, skipped = classic_scorers(list(dict.fromkeys(args.metrics)))
+    if args.scorer:
+        from namesake.wes.answer_scorer import load_answer_scorer
+
+        for path in args.scorer:
+            if path == "default":
+                scorer = load_answer_scorer(None)
+                scorers[scorer.name] = scorer
+            else:
+                scorers[f"scorer:{path}"] = load_answer_scorer(path)
+    scores, seconds = {}, {}
+    for name, scorer in scorers.items():
+        try:
+            got, took = score_records(judged.records, {name: scorer})
+        except Exception as exc:  # one failing scorer does not sink the others' results
+            skipped[name] = f"failed: {type(exc).__name__}: {exc}"
+            continue
+        scores |= got
+        seconds |= took
+        print(f"scored {len(judged.records):,} answers with {name} in {took[name]:.1f} s")
+    scorers = {name: scorer for name, scorer in scorers.items() if name in scores}
+    result = evaluate_scorers(judged.records, scorers, scores=scores, seconds=seconds)
+    result["left_out"] = skipped
+    result["dropped"] = [
+        {"file": f, "reason": why, "answers": n} for (f, why), n in judged.dropped.items()
+    ]
+    result["inputs"] = [str(p) for p in args.judged] if args.judged else "bundled EVOUNA"
+    for name, why in skipped.items():
+        print(f"left out {name}: {why}")
+    print(markdown_tables(result))
+    if args.out:
+        with open(args.out, "w", encoding="utf-8") as f:
+            json.dump(result, f, indent=2)
+        print(f"Wrote {args.out}")
+
+
+def _wes_fit_scorer(args) -> None:
+    from namesake.io import atomic_file
+    from namesake.wes.answer_scorer import fit_hybrid_scorer, load_answer_scorer, scorer_card
+    from namesake.wes.classic_metrics import classic_scorers
+    from namesake.wes.judge import evaluate_scorers, markdown_tables
+    from namesake.wes.judgments import read_judged, wes_judged_answers
+
+    if args.wes_configs and not args.wes:
+        raise NamesakeError("--wes-configs needs --wes DIR")
+    judged = read_judged(args.judged, max_questions=args.max_questions)
+    for line in judged.dropped_lines():
+        print(line)
+    records = list(judged.records)
+    for config in args.wes_configs:
+        records += wes_judged_answers(args.wes, config)
+    dev = [r for r in records if r.split == "dev"]
+    trained_on = {
+        "judged answers (dev split)": (
+            f"{sum(bool(r.question) for r in dev):,} of "
+            + (", ".join(map(str, args.judged)) if args.judged else "the bundled EVOUNA")
+        ),
+        "WES pairs (validation split)": (
+            f"{sum(not r.question for r in dev):,} of {args.wes} ({', '.join(args.wes_configs)})"
+            if args.wes_configs
+            else "none"
+        ),
+    }
+    config, scores = fit_hybrid_scorer(
+        args.out, args.encoder, records, args.max_length, args.c, trained_on=trained_on
+    )
+    name = Path(args.out).name
+    scorers, _ = classic_scorers(["token_f1", "token_recall", "containment", "lexical_sum"])
+    scorers = {name: load_answer_scorer(args.out), **scorers}
+    result = evaluate_scorers(records, scorers, scores={name: scores})
+    table = markdown_tables(result)
+    with atomic_file(Path(args.out) / "README.md", "w") as f:
+        f.write(scorer_card(name, config, result, table))
+    with atomic_file(Path(args.out) / "results.json", "w") as f:
+        json.dump(result, f, indent=2)
+    print(table)
+    print(f"Wrote {args.out}: hybrid scorer, threshold {config['threshold']:.4f}")
 
 
 def _retrieve(args) -> None:

@@ -422,6 +422,21 @@ class TrainingRun:
             "seed": args.seed,
         }
 
+    def epoch_summary(self, epoch: int) -> dict:
+        """`epoch` (1-based), the last optimizer step it reached and its mean training loss:
+        what each script's end-of-epoch validation records beside its metrics."""
+        first, last = epoch * self.steps_per_epoch, (epoch + 1) * self.steps_per_epoch
+        losses = [
+            loss
+            for step, loss in zip(self.log.loss_steps, self.log.losses, strict=True)
+            if first < step <= last
+        ]
+        return {
+            "epoch": epoch + 1,
+            "step": min(last, self.completed_steps),
+            "train_loss": sum(losses) / max(len(losses), 1),
+        }
+
     @property
     def done(self) -> bool:
         return self.completed_steps >= self.total_steps

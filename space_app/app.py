@@ -72,9 +72,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="KILT knowledge source to build missing indexes from (default: the bundled sample)",
     )
     parser.add_argument("--dataset", help="AmbER folder or Hub id (default: <artifacts>/amber)")
-    parser.add_argument(
-        "--wes-model", help="WES cross-encoder (default: <artifacts>/wes_cross_encoder)"
-    )
+    parser.add_argument("--wes-model", help="saved WES scorer (default: <artifacts>/wes_scorer)")
     parser.add_argument("--passage-encoder", help="encoder whose attention is shown")
     parser.add_argument(
         "--host",
@@ -198,8 +196,8 @@ def build_demo(explorer: Explorer | None, problem: str | None = None) -> gr.Bloc
 
         with gr.Tab("Is this answer right?", id="answer-tab"):
             gr.Markdown(
-                "Exact match says *NYC* is wrong for *New York City*. The WES metric asks a"
-                " cross-encoder trained on Wikipedia link texts whether both name one entity."
+                "Exact match says *NYC* is wrong for *New York City*. The WES metric weighs"
+                " lexical evidence and the best-matching span of the answer, as people judge."
             )
             references = gr.Textbox(
                 label="Reference answers, one per line",

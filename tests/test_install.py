@@ -57,7 +57,7 @@ def run(command: list[str], cwd: Path, env: dict[str, str], timeout: int = 300):
 def installed(tmp_path_factory):
     """(the fresh venv's bin folder, a work folder outside the checkout, the environment)."""
     root = tmp_path_factory.mktemp("install")
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "NAMESAKE_WES_MODEL")}
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
     env.update(
         HF_HUB_OFFLINE="1",
         HF_DATASETS_OFFLINE="1",
@@ -229,3 +229,38 @@ def test_installed_cli_compares_retrievers_on_the_bundled_sample(installed):
     assert {row.split("|")[1].strip() for row in rows} == {"bm25", "dense"}
     assert len(rows) == 2 * 2 * 3  # retriever x collection x task
     assert (work / "runs" / "results.md").is_file()
+
+
+def test_installed_cli_fits_and_judges_a_scorer_on_the_bundled_evouna(installed):
+    """EVOUNA, the scorer card template and the metric's scoring code all come from the
+    installed package: fit a hybrid scorer on a few questions, then judge with it."""
+    bin_dir, work, env = installed
+    namesake_cli = str(bin_dir / "namesake")
+    fitted = run(
+        [namesake_cli, "wes", "fit-scorer", "--out", "scorer", "--max-questions", "40"],
+        work,
+        env,
+        timeout=600,
+    )
+    assert "hybrid scorer, threshold" in fitted
+    assert "model-index" in (work / "scorer" / "README.md").read_text()
+    judged = run(
+        [
+            namesake_cli,
+            "wes",
+            "judge",
+            "--max-questions",
+            "40",
+            "--metrics",
+            "token_f1",
+            "lexical_sum",
+            "--scorer",
+            "scorer",
+            "default",
+        ],
+        work,
+        env,
+        timeout=600,
+    )
+    for row in ("| scorer:scorer |", "| namesake-wes-scorer-v1 |", "| lexical_sum |"):
+        assert row in judged

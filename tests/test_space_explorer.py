@@ -38,7 +38,7 @@ def test_missing_indexes_are_built_on_first_start_then_reused(sample_build, tmp_
     assert len(again.documents) == len(first.documents) == 47
     assert again.queries.num_rows == first.queries.num_rows
     assert set(again.queries["collection"].to_pylist()) == {"human", "nonhuman"}
-    assert again.wes_model is None  # no wes_cross_encoder/ in this folder
+    assert again.wes_model is None  # no wes_scorer/ in this folder
 
 
 def test_missing_artifacts_are_a_message_not_a_traceback(sample_build, tmp_path):
@@ -226,13 +226,12 @@ def test_bad_passages_get_a_message(explorer, text, message):
 # --- is this answer right? ------------------------------------------------------------------
 
 
-def test_score_answer_uses_the_wes_metric(explorer, monkeypatch, tmp_path):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))  # no cached cross-encoder: zero-shot
-    monkeypatch.delenv("NAMESAKE_WES_MODEL", raising=False)
+def test_score_answer_uses_the_wes_metric(explorer):
     close = explorer.score_answer("New York City\n\nThe Big Apple\n", "NYC")
     far = explorer.score_answer("New York City", "a trombone")
     same = explorer.score_answer("New York City", "new york city")
-    assert close["scorer"] == "bi-encoder cosine" and close["num_pairs"] == 2
+    assert close["scorer"] == "hybrid" and close["model"] == "namesake-wes-scorer-v1"
+    assert close["num_pairs"] == 2
     assert close["scores"][0] > far["scores"][0]
     assert same["exact_match"] == 100.0 and close["exact_match"] == 0.0
 

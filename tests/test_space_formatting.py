@@ -233,7 +233,9 @@ def test_answer_verdict_shows_score_threshold_lexical_scores_and_scorer():
     assert "WES cross-encoder: &lt;models&gt;/wes" in html
     low = formatting.answer_verdict(dict(result, scores=[0.2], scorer="bi-encoder cosine"))
     assert 'data-same="false"' in low and "not the same entity" in low
-    assert "zero-shot bi-encoder" in low
+    assert "bi-encoder cosine" in low
+    hybrid = formatting.answer_verdict(dict(result, scorer="hybrid", model="v1"))
+    assert "hybrid WES scorer: v1" in hybrid
 
 
 def test_message_escapes_its_text():

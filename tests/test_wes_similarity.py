@@ -5,6 +5,7 @@ import math
 from pathlib import Path
 
 import evaluate
+import numpy as np
 import pytest
 from conftest import load_module
 from tiny_models import save_tiny_bert
@@ -21,13 +22,6 @@ def metric():
 def bare():
     """The module file imported directly (no evaluate machinery)."""
     return load_module(MODULE_DIR / "wes_similarity.py", "wes_similarity_bare")
-
-
-@pytest.fixture(autouse=True)
-def no_installed_model(monkeypatch, tmp_path):
-    """Default model resolution sees neither the variable nor a model in the cache."""
-    monkeypatch.delenv("NAMESAKE_WES_MODEL", raising=False)
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
 
 
 @pytest.fixture(scope="module")
@@ -58,13 +52,22 @@ def test_text_metrics_copy_matches_namesake(bare):
         for other in texts:
             assert bare.exact_match(one, other) == text.exact_match(one, other)
             assert bare.token_f1(one, other) == text.token_f1(one, other)
+            assert bare.lexical_evidence(one, [other, "x"]) == text.lexical_evidence(
+                one, [other, "x"]
+            )
+        assert bare.squad_normalize(one) == text.squad_normalize(one)
 
 
-def test_identical_strings(metric):
+def test_identical_strings(metric, bare):
     r = metric.compute(predictions=["New York City"], references=[["New York City"]])
     assert r["exact_match"] == 100.0 and r["f1"] == 100.0
-    assert r["scores"][0] == pytest.approx(1.0, abs=1e-5)
-    assert r["accuracy"] == 1.0
+    assert r["scores"][0] > 0.9 and r["accuracy"] == 1.0
+    cosine = metric.compute(
+        predictions=["New York City"],
+        references=[["New York City"]],
+        model_name_or_path=bare.bundled_bi_encoder(),
+    )
+    assert cosine["scores"][0] == pytest.approx(1.0, abs=1e-5)
 
 
 @pytest.mark.parametrize(
@@ -85,22 +88,98 @@ def test_exact_match_and_f1(bare, prediction, reference, em, f1):
     assert r["f1"] == pytest.approx(f1)
 
 
-def test_bi_encoder_default_prefers_synonym(metric):
+def test_default_is_the_versioned_hybrid_scorer(metric, bare):
     r = metric.compute(
-        predictions=["NYC", "NYC"], references=[["New York City"], ["Banana"]], batch_size=4
+        predictions=["NYC", "NYC", "It was Albert Einstein.", "It was not Einstein but Bohr."],
+        references=[["New York City"], ["Banana"], ["Einstein"], ["Einstein"]],
+        questions=["q"] * 4,
     )
-    assert r["scorer"] == "bi-encoder cosine"
-    assert r["model_source"] == "bi-encoder fallback"
-    assert "all_minilm" in r["model"].lower() or r["model"].endswith("all-MiniLM-L6-v2")
+    assert r["scorer"] == "hybrid" and r["model"] == "namesake-wes-scorer-v1"
+    assert r["model_source"] == "default"
+    assert r["threshold"] == bare.DEFAULT_SCORER["threshold"]
+    nyc, banana, stated, negated = r["scores"]
+    assert nyc > banana + 0.3
+    assert stated > negated
+    assert r["accuracy"] == pytest.approx(np.mean([s >= r["threshold"] for s in r["scores"]]))
+
+
+def test_default_does_not_follow_the_environment_or_a_cache(
+    metric, tiny_cross_encoder, monkeypatch, tmp_path
+):
+    """A metric's value must not change unless an argument does."""
+    before = metric.compute(predictions=["NYC"], references=[["New York City"]])
+    monkeypatch.setenv("NAMESAKE_WES_MODEL", str(tiny_cross_encoder))
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    (tmp_path / "namesake").mkdir()
+    (tmp_path / "namesake" / "wes-cross-encoder").symlink_to(tiny_cross_encoder)
+    after = metric.compute(predictions=["NYC"], references=[["New York City"]])
+    assert after["scores"] == before["scores"] and after["model"] == "namesake-wes-scorer-v1"
+
+
+def test_plain_bi_encoder_prefers_synonym(metric, bare):
+    r = metric.compute(
+        predictions=["NYC", "NYC"],
+        references=[["New York City"], ["Banana"]],
+        batch_size=4,
+        model_name_or_path=bare.bundled_bi_encoder(),
+    )
+    assert r["scorer"] == "bi-encoder cosine" and r["model_source"] == "argument"
+    assert r["threshold"] == 0.5  # a model saved without a threshold
     assert r["scores"][0] > r["scores"][1] + 0.3
     assert r["exact_match"] == 0.0
     assert r["num_examples"] == 2 and r["num_pairs"] == 2
 
 
-def test_best_reference_counts(metric):
-    one = metric.compute(predictions=["NYC"], references=[["Banana"]])["scores"][0]
-    best = metric.compute(predictions=["NYC"], references=[["New York City"]])["scores"][0]
-    both = metric.compute(predictions=["NYC"], references=[["Banana", "New York City"]])
+def test_saved_scorer_brings_its_kind_and_threshold(metric, tiny_cross_encoder, tmp_path):
+    import shutil
+
+    from namesake.wes.answer_scorer import write_scorer_config
+
+    folder = tmp_path / "scorer"
+    shutil.copytree(tiny_cross_encoder, folder)
+    write_scorer_config(folder, "cross-encoder", 0.25)
+    r = metric.compute(
+        predictions=["NYC"], references=[["New York"]], model_name_or_path=str(folder)
+    )
+    assert r["scorer"] == "cross-encoder" and r["threshold"] == 0.25
+    assert r["accuracy"] == float(r["scores"][0] >= 0.25)
+    given = metric.compute(
+        predictions=["NYC"],
+        references=[["New York"]],
+        model_name_or_path=str(folder),
+        threshold=0.9,
+    )
+    assert given["threshold"] == 0.9 and given["scores"] == r["scores"]
+
+
+@pytest.mark.parametrize(
+    ("config", "field"),
+    [
+        ({"format": "other"}, "format"),
+        ({"kind": "llm"}, "kind"),
+        ({"threshold": "high"}, "threshold"),
+    ],
+)
+def test_bad_scorer_json_names_the_file_and_field(metric, tmp_path, config, field):
+    import json
+
+    saved = {
+        "format": "namesake-wes-scorer",
+        "format_version": 1,
+        "kind": "bi-encoder",
+        "threshold": 0.5,
+    }
+    (tmp_path / "scorer.json").write_text(json.dumps(saved | config))
+    with pytest.raises(ValueError, match=rf"scorer.json: field '{field}'"):
+        metric.compute(predictions=["a"], references=[["a"]], model_name_or_path=str(tmp_path))
+
+
+def test_best_reference_counts(metric, bare):
+    """A plain model scores each (reference, prediction) pair and keeps the best."""
+    model = {"model_name_or_path": bare.bundled_bi_encoder()}
+    one = metric.compute(predictions=["NYC"], references=[["Banana"]], **model)["scores"][0]
+    best = metric.compute(predictions=["NYC"], references=[["New York City"]], **model)["scores"][0]
+    both = metric.compute(predictions=["NYC"], references=[["Banana", "New York City"]], **model)
     assert both["scores"][0] == pytest.approx(max(one, best))
     assert both["num_pairs"] == 2
     # EM / F1 take the max over references too.
@@ -156,19 +235,6 @@ def test_cross_encoder_argument_is_used_and_reported(metric, bare, tiny_cross_en
     assert bare.detect_model_type(str(tiny_cross_encoder)) == "cross-encoder"
 
 
-def test_default_uses_installed_cross_encoder(metric, tiny_cross_encoder, monkeypatch, tmp_path):
-    monkeypatch.setenv("NAMESAKE_WES_MODEL", str(tiny_cross_encoder))
-    r = metric.compute(predictions=["NYC"], references=[["New York City"]])
-    assert r["scorer"] == "cross-encoder" and r["model_source"] == "NAMESAKE_WES_MODEL"
-    monkeypatch.delenv("NAMESAKE_WES_MODEL")
-    default_dir = tmp_path / "cache" / "namesake" / "wes-cross-encoder"
-    default_dir.parent.mkdir(parents=True)
-    default_dir.symlink_to(tiny_cross_encoder, target_is_directory=True)
-    r = metric.compute(predictions=["NYC"], references=[["New York City"]])
-    assert r["scorer"] == "cross-encoder" and r["model_source"] == "default location"
-    assert r["model"] == str(default_dir)
-
-
 def test_model_type_override(metric, bare):
     path = bare.bundled_bi_encoder()
     assert bare.detect_model_type(path) == "bi-encoder cosine"
@@ -194,6 +260,12 @@ def test_empty_input(bare):
         ({"predictions": "a", "references": [["a"]]}, TypeError, "list of strings"),
         ({"predictions": ["a"], "references": [["a"]], "batch_size": 0}, ValueError, "batch_size"),
         ({"predictions": ["a"], "references": [["a"]], "threshold": "x"}, TypeError, "threshold"),
+        (
+            {"predictions": ["a"], "references": [["a"]], "questions": ["q", "r"]},
+            ValueError,
+            "questions",
+        ),
+        ({"predictions": ["a"], "references": [["a"]], "questions": [3]}, TypeError, "question 0"),
         (
             {"predictions": ["a"], "references": [["a"]], "model_type": "x"},
             ValueError,

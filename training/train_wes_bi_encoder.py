@@ -403,16 +403,7 @@ def main(argv=None):
         """Validation metrics at the end of `epoch`, with its mean training loss."""
         with training.rng_untouched():
             epoch_metrics = scored(*predict(validation_loader))
-        epoch_losses = [
-            loss
-            for step, loss in zip(run.log.loss_steps, run.log.losses, strict=True)
-            if epoch * run.steps_per_epoch < step <= (epoch + 1) * run.steps_per_epoch
-        ]
-        epoch_metrics.update(
-            epoch=epoch + 1,
-            step=min((epoch + 1) * run.steps_per_epoch, run.completed_steps),
-            train_loss=sum(epoch_losses) / max(len(epoch_losses), 1),
-        )
+        epoch_metrics.update(run.epoch_summary(epoch))
         history.append(epoch_metrics)
         logger.info(
             f"epoch {epoch + 1}: train loss {epoch_metrics['train_loss']:.4f}, validation "

@@ -30,8 +30,8 @@ temporary sibling folder first, then renamed, so a crash never leaves half a mod
 ``CHECKPOINT_DIR/step_N`` (default ``OUTPUT_DIR-checkpoints``); ``--resume_from_checkpoint
 PATH|latest`` continues from one.
 
-Point the ``wes_similarity`` metric at it with ``model_name_or_path=output_dir``, the
-``NAMESAKE_WES_MODEL`` variable, or by writing it to ``~/.cache/namesake/wes-cross-encoder``.
+Point the ``wes_similarity`` metric at it with ``model_name_or_path=output_dir``: it reads
+the kind and threshold from ``scorer.json``.
 
     accelerate launch training/train_wes_cross_encoder.py --dataset DIR_OR_HUB_ID \\
         --config 2018thresh5pairs --output_dir wes-cross-encoder \\
@@ -245,16 +245,7 @@ def main(argv=None):
         with training.rng_untouched():
             probabilities, labels = predict(validation_loader)
         epoch_metrics = binary_metrics(labels, probabilities, CROSS_ENCODER_THRESHOLD)
-        epoch_losses = [
-            loss
-            for step, loss in zip(run.log.loss_steps, run.log.losses, strict=True)
-            if epoch * run.steps_per_epoch < step <= (epoch + 1) * run.steps_per_epoch
-        ]
-        epoch_metrics.update(
-            epoch=epoch + 1,
-            step=min((epoch + 1) * run.steps_per_epoch, run.completed_steps),
-            train_loss=sum(epoch_losses) / max(len(epoch_losses), 1),
-        )
+        epoch_metrics.update(run.epoch_summary(epoch))
         history.append(epoch_metrics)
         logger.info(
             f"epoch {epoch + 1}: train loss {epoch_metrics['train_loss']:.4f}, validation "

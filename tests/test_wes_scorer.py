@@ -1,0 +1,206 @@
+"""The hybrid answer scorer: `namesake wes fit-scorer`, its saved folder, loading it in the
+wes_similarity metric, and the versioned default namesake-wes-scorer-v1."""
+
+import json
+from pathlib import Path
+
+import evaluate
+import numpy as np
+import pytest
+import yaml
+from tiny_models import save_tiny_bert
+
+from namesake.cli import main
+from namesake.io import NamesakeError
+from namesake.wes.answer_scorer import (
+    PRODUCTS,
+    combiner_features,
+    fit_combiner,
+    fit_hybrid_scorer,
+    metric_module,
+)
+from namesake.wes.judgments import read_judged
+
+MODULE_DIR = Path(__file__).parent.parent / "metrics" / "wes_similarity"
+ANSWERS = [
+    ("who painted the mona lisa", ["Leonardo da Vinci"], "Leonardo da Vinci painted it.", 1),
+    ("who painted the mona lisa", ["Leonardo da Vinci"], "It was not da Vinci but Raphael.", 0),
+    ("capital of france", ["Paris"], "The capital of France is Paris.", 1),
+    ("capital of france", ["Paris"], "Lyon", 0),
+    ("who wrote hamlet", ["William Shakespeare", "Shakespeare"], "Shakespeare", 1),
+    ("who wrote hamlet", ["William Shakespeare"], "Christopher Marlowe wrote it.", 0),
+    ("largest planet", ["Jupiter"], "Jupiter is the largest planet.", 1),
+    ("largest planet", ["Jupiter"], "Saturn", 0),
+    ("first man on the moon", ["Neil Armstrong"], "Neil Armstrong, in 1969.", 1),
+    ("first man on the moon", ["Neil Armstrong"], "Buzz Aldrin", 0),
+    ("author of 1984", ["George Orwell"], "George Orwell", 1),
+    ("author of 1984", ["George Orwell"], "Aldous Huxley", 0),
+    ("fastest land animal", ["cheetah"], "The cheetah.", 1),
+    ("fastest land animal", ["cheetah"], "A lion or a cheetah, I cannot say.", 0),
+    ("chemical symbol for gold", ["Au"], "Au", 1),
+    ("chemical symbol for gold", ["Au"], "Ag", 0),
+    ("tallest mountain", ["Mount Everest", "Everest"], "Everest", 1),
+    ("tallest mountain", ["Mount Everest"], "K2 is the tallest.", 0),
+    ("inventor of the telephone", ["Alexander Graham Bell"], "Alexander Graham Bell", 1),
+    ("inventor of the telephone", ["Alexander Graham Bell"], "Thomas Edison", 0),
+    ("longest river", ["Nile"], "The Nile is the longest river.", 1),
+    ("longest river", ["Nile"], "The Amazon", 0),
+    ("smallest prime", ["2", "two"], "two", 1),
+    ("smallest prime", ["2"], "1", 0),
+    ("boiling point of water in celsius", ["100"], "100 degrees", 1),
+    ("boiling point of water in celsius", ["100"], "90 degrees", 0),
+    ("composer of the magic flute", ["Mozart"], "Wolfgang Amadeus Mozart", 1),
+    ("composer of the magic flute", ["Mozart"], "Beethoven wrote it.", 0),
+    ("currency of japan", ["yen"], "The Japanese yen.", 1),
+    ("currency of japan", ["yen"], "The won", 0),
+    ("planet known as the red planet", ["Mars"], "Mars", 1),
+    ("planet known as the red planet", ["Mars"], "Venus", 0),
+]
+
+
+@pytest.fixture(scope="module")
+def judged_file(tmp_path_factory):
+    path = tmp_path_factory.mktemp("judged") / "quiz.jsonl"
+    with path.open("w") as f:
+        for question, refs, candidate, label in ANSWERS:
+            row = {"question": question, "references": refs, "candidate": candidate}
+            f.write(json.dumps(row | {"label": label}) + "\n")
+    return path
+
+
+@pytest.fixture(scope="module")
+def tiny_encoder(tmp_path_factory):
+    return save_tiny_bert(tmp_path_factory.mktemp("tiny_encoder"))
+
+
+def test_the_quiz_has_both_splits(judged_file):
+    splits = {r.split for r in read_judged(judged_file).records}
+    assert splits == {"dev", "test"}
+
+
+@pytest.fixture(scope="module")
+def quiz_scorer(judged_file, tiny_encoder, tmp_path_factory):
+    out = tmp_path_factory.mktemp("fit") / "quiz-scorer"
+    main(
+        [
+            "wes",
+            "fit-scorer",
+            "--out",
+            str(out),
+            "--encoder",
+            str(tiny_encoder),
+            "--judged",
+            str(judged_file),
+            "--max-length",
+            "32",
+        ]
+    )
+    return out
+
+
+def test_fit_writes_a_standalone_scorer_with_its_threshold_and_card(quiz_scorer, capsys):
+    config = json.loads((quiz_scorer / "scorer.json").read_text())
+    assert config["kind"] == "hybrid" and config["format"] == "namesake-wes-scorer"
+    assert config["encoder"] == "encoder" and (quiz_scorer / "encoder" / "config.json").is_file()
+    assert 0.0 < config["threshold"] < 1.0
+    assert config["combiner"]["features"] == combiner_features(metric_module().HYBRID_FEATURES)
+    assert "dev split" in json.dumps(config["trained_on"])
+    card = (quiz_scorer / "README.md").read_text()
+    header = yaml.safe_load(card.split("---")[1])
+    results = header["model-index"][0]["results"]
+    assert {m["type"] for r in results for m in r["metrics"]} == {"roc_auc", "accuracy"}
+    assert "| lexical_sum |" in card and "quiz-scorer" in card
+    saved = json.loads((quiz_scorer / "results.json").read_text())
+    assert saved["datasets"]["quiz"]["groups"]["all"]["n"] == len(ANSWERS)
+
+
+def test_the_metric_scores_a_saved_hybrid_as_the_fit_did(quiz_scorer, judged_file):
+    """One truth: the folder, loaded by the evaluate module, gives the fit's scores."""
+    records = read_judged(judged_file).records
+    metric = evaluate.load(str(MODULE_DIR))
+    result = metric.compute(
+        predictions=[r.candidate for r in records],
+        references=[list(r.references) for r in records],
+        questions=[r.question for r in records],
+        model_name_or_path=str(quiz_scorer),
+    )
+    saved = json.loads((quiz_scorer / "scorer.json").read_text())
+    assert result["scorer"] == "hybrid" and result["threshold"] == saved["threshold"]
+    refit, scores = fit_hybrid_scorer(
+        quiz_scorer.parent / "again",
+        str(quiz_scorer / "encoder"),
+        records,
+        max_length=32,
+    )
+    assert refit["combiner"]["coef"] == pytest.approx(saved["combiner"]["coef"], abs=1e-6)
+    assert result["scores"] == pytest.approx(list(scores), abs=1e-6)
+
+
+def test_the_regression_learns_the_lexical_evidence(quiz_scorer, judged_file):
+    """On the quiz, the fitted scorer separates right from wrong answers on dev."""
+    records = [r for r in read_judged(judged_file).records if r.split == "dev"]
+    metric = evaluate.load(str(MODULE_DIR))
+    scores = metric.compute(
+        predictions=[r.candidate for r in records],
+        references=[list(r.references) for r in records],
+        questions=[r.question for r in records],
+        model_name_or_path=str(quiz_scorer),
+    )["scores"]
+    right = [s for s, r in zip(scores, records, strict=True) if r.label]
+    wrong = [s for s, r in zip(scores, records, strict=True) if not r.label]
+    assert np.mean(right) > np.mean(wrong) + 0.2
+
+
+def test_combiner_matches_scikit_learn_and_separates_the_regimes():
+    from sklearn.linear_model import LogisticRegression
+
+    module = metric_module()
+    rng = np.random.default_rng(0)
+    base = rng.random((200, len(module.HYBRID_FEATURES)))
+    has_question = module.HYBRID_FEATURES.index("has_question")
+    base[:, has_question] = rng.integers(0, 2, 200)
+    labels = (base[:, 1] + 0.3 * rng.random(200) > 0.6).astype(int)
+    saved = fit_combiner(base, labels)
+    combiner = module.LogisticCombiner(saved)
+    design = combiner.design(base)
+    reference = LogisticRegression(max_iter=10_000).fit(
+        (design - saved["mean"]) / saved["scale"], labels
+    )
+    expected = reference.predict_proba((design - saved["mean"]) / saved["scale"])[:, 1]
+    assert combiner.predict_proba(base) == pytest.approx(expected, abs=1e-6)
+    # Without a question every "*has_question" input is zero.
+    names = saved["features"]
+    regime = [i for i, n in enumerate(names) if n.endswith("*has_question")]
+    assert len(regime) == len(module.HYBRID_FEATURES) - 1 + len(PRODUCTS)
+    assert not design[base[:, has_question] == 0][:, regime].any()
+
+
+def test_unknown_combiner_feature_is_named():
+    with pytest.raises(ValueError, match="unknown hybrid features.*'shoe_size'"):
+        metric_module().LogisticCombiner(
+            {"features": ["shoe_size"], "mean": [0], "scale": [1], "coef": [1], "intercept": 0}
+        )
+
+
+def test_fitting_needs_judged_dev_answers(tmp_path, tiny_encoder):
+    with pytest.raises(NamesakeError, match="needs judged QA answers of a dev split"):
+        fit_hybrid_scorer(tmp_path / "x", str(tiny_encoder), [])
+    assert not (tmp_path / "x").exists()
+
+
+def test_wes_configs_need_a_folder(capsys):
+    with pytest.raises(SystemExit, match="--wes-configs needs --wes"):
+        main(["wes", "fit-scorer", "--out", "x", "--wes-configs", "2016thresh1pairs"])
+
+
+def test_the_default_is_v1_fitted_by_this_code():
+    """namesake-wes-scorer-v1 is fixed in the module, with the zero-shot MiniLM encoder,
+    and its regression reads exactly the features this version computes."""
+    module = metric_module()
+    default = module.DEFAULT_SCORER
+    assert default["name"] == "namesake-wes-scorer-v1" and default["kind"] == "hybrid"
+    assert default["encoder"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert default["combiner"]["features"] == combiner_features(module.HYBRID_FEATURES)
+    n = len(default["combiner"]["features"])
+    assert len(default["combiner"]["coef"]) == len(default["combiner"]["mean"]) == n
+    assert 0.0 < default["threshold"] < 1.0
