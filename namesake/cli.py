@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from namesake.amber.reference import COLLECTIONS
+from namesake.amber.retrieve import RETRIEVER_KINDS
 from namesake.io import BadInputError, NamesakeError
 
 
@@ -137,11 +138,13 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     compare.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
     compare.add_argument("--out", required=True, help="folder for predictions and reports")
     compare.add_argument(
+        "--retriever",
         "--retrievers",
+        dest="retrievers",
+        action="extend",
         nargs="+",
-        choices=["bm25", "dense"],
-        default=["bm25", "dense"],
-        help="retrievers to run (default: bm25 dense)",
+        choices=RETRIEVER_KINDS,
+        help="retrievers to run, repeatable: --retriever bm25 --retriever dense (default: both)",
     )
     compare.add_argument(
         "--collections",
@@ -659,7 +662,7 @@ def _add_retrieve(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
     parser.add_argument("--config", required=True, help="e.g. human_qa, nonhuman_fc")
     parser.add_argument(
-        "--retriever", required=True, choices=["bm25", "dense"], help="lexical or dense retrieval"
+        "--retriever", required=True, choices=RETRIEVER_KINDS, help="which retriever"
     )
     parser.add_argument("--model", help="dense: sentence-transformers model path or Hub id")
     parser.add_argument("--query-model", help="dense, DPR-style: separate question encoder")
@@ -1094,7 +1097,7 @@ def _amber_compare(args) -> None:
         args.corpus,
         args.dataset,
         args.out,
-        retrievers=tuple(dict.fromkeys(args.retrievers)),
+        retrievers=tuple(dict.fromkeys(args.retrievers or ["bm25", "dense"])),
         collections=tuple(dict.fromkeys(args.collections)),
         k=args.top_k,
         metric_path=args.metric,

@@ -25,19 +25,21 @@ def compare_retrievers(
     k_values: tuple[int, ...] = (1, 20),
     metric_path: str | os.PathLike | None = None,
     index_dir: str | os.PathLike | None = None,
+    retriever_options: dict[str, dict] | None = None,
 ) -> str:
     """Runs and scores every (retriever, collection, task); writes and returns the table.
 
     Predictions go to ``out/predictions/``, one report per run to ``out/reports/``, and the
     combined table to ``out/results.md``. With ``index_dir``, each retriever's index is
     loaded from ``index_dir/<retriever>`` or, when missing, built there (the Space reads them).
+    ``retriever_options``: per kind, the build options of that retriever (models, settings).
     """
     out = Path(out)
     metric = load_metric("entity_confusion", metric_path)
     rows = []
     for kind in retrievers:
         index = Path(index_dir, kind) if index_dir is not None else None
-        retriever = open_retriever(kind, corpus, index)
+        retriever = open_retriever(kind, corpus, index, **(retriever_options or {}).get(kind, {}))
         for collection in collections:
             for task in TASKS:
                 config = f"{collection}_{task}"

@@ -1,17 +1,28 @@
 """Retrieval runs on AmbER: a retriever over a KILT corpus answers one config's queries and
-the rankings are written in the published predictions format."""
+the rankings are written in the published predictions format.
+
+RETRIEVERS names every retriever kind that `namesake retrieve` and `namesake amber compare`
+run, as "module:Class", imported only when used, so that the CLI starts fast."""
 
 from __future__ import annotations
 
+import importlib
 import os
 from pathlib import Path
 
-from datasets import load_dataset
-
 from namesake.amber.predictions import write_predictions
-from namesake.retrieval import BM25Retriever, DenseRetriever, read_kilt_documents
 
-RETRIEVERS = {"bm25": BM25Retriever, "dense": DenseRetriever}
+RETRIEVERS = {
+    "bm25": "namesake.retrieval.bm25:BM25Retriever",
+    "dense": "namesake.retrieval.dense:DenseRetriever",
+}
+RETRIEVER_KINDS = tuple(RETRIEVERS)
+
+
+def retriever_class(kind: str):
+    """The class behind a kind of RETRIEVERS."""
+    module, name = RETRIEVERS[kind].split(":")
+    return getattr(importlib.import_module(module), name)
 
 
 def open_retriever(
@@ -24,23 +35,23 @@ def open_retriever(
 
     A saved dense index is memory-mapped: a large one is paged in as it is searched.
     """
-    retriever_class = RETRIEVERS[kind]
+    from namesake.retrieval.corpus import read_kilt_documents
+
+    retriever = retriever_class(kind)
     if saved is not None and Path(saved).exists():
-        return (
-            retriever_class.load(saved, mmap=True)
-            if kind == "dense"
-            else retriever_class.load(saved)
-        )
+        return retriever.load(saved, mmap=True) if kind == "dense" else retriever.load(saved)
     if corpus is None:
         raise FileNotFoundError(f"{saved}: no saved index, and no --corpus to build one from")
-    retriever = retriever_class.build(read_kilt_documents(corpus), **build_options)
+    built = retriever.build(read_kilt_documents(corpus), **build_options)
     if saved is not None:
-        retriever.save(saved)
-    return retriever
+        built.save(saved)
+    return built
 
 
 def retrieve_config(retriever, dataset: str, config: str, k: int, out: str | os.PathLike) -> int:
     """Answers every query of ``config``; returns the number of queries."""
+    from datasets import load_dataset
+
     queries = load_dataset(dataset, config, split="test")
     rankings = retriever.search(list(queries["input"]), k)
     write_predictions(out, zip(queries["id"], rankings, strict=True))

@@ -24,7 +24,7 @@ from pathlib import Path
 import pyarrow as pa
 
 from namesake.amber.reference import COLLECTIONS
-from namesake.amber.retrieve import RETRIEVERS, open_retriever
+from namesake.amber.retrieve import open_retriever
 from namesake.io import NamesakeError
 from namesake.space.documents import DocumentStore
 
@@ -33,6 +33,7 @@ INDEX_DIR = "indexes"
 DOCUMENTS_FILE = "documents.arrow"
 WES_MODEL_DIR = "wes_scorer"
 PASSAGE_ENCODER_DIR = Path("ecqg", "mixed_dpr", "passage_encoder")
+SPACE_RETRIEVERS = ("bm25", "dense")  # the lexical and the dense ranking the page sets side by side
 
 
 @dataclass
@@ -98,7 +99,7 @@ def load_artifacts(
 
     indexes = folder / INDEX_DIR
     retrievers = {}
-    for kind in RETRIEVERS:
+    for kind in SPACE_RETRIEVERS:
         if not (indexes / kind).exists():
             report(f"Building the {kind} index from {corpus} (first start only)…")
         try:
