@@ -21,6 +21,10 @@ from namesake.io import BadInputError
 ROWS_PER_SHARD = 200_000
 CARD_TEMPLATE = Path(__file__).parent / "dataset_card.md"
 TASK_NAMES = {"qa": "question answering", "sf": "slot filling", "fc": "fact checking"}
+REBUILT_ORIGIN = (
+    "This folder was rebuilt from Wikidata, Wikipedia page views and the KILT Wikipedia snapshot "
+    "by namesake {version}, reproducing the pipeline of Chen et al. (ACL 2021)."
+)
 
 QUERY_SCHEMA = pa.schema(
     [
@@ -218,9 +222,11 @@ def dataset_card(
     sources: dict[str, str],
     notes: list[str],
     written: dict[str, WrittenConfig],
+    origin: str = REBUILT_ORIGIN,
 ) -> str:
     """README.md with the Hub's YAML header (license, tasks, and the `dataset_info` and
-    `configs` of the `written` configs) and the card body."""
+    `configs` of the `written` configs) and the card body; `origin` says where the rows come
+    from (a rebuild, or the authors' release), `{version}` standing for namesake's."""
     header = {
         "pretty_name": "AmbER (Ambiguous Entity Retrieval)",
         "license": "cc0-1.0",
@@ -235,7 +241,7 @@ def dataset_card(
         property_table=property_table(stats),
         sources="\n".join(f"- {role}: `{name}`" for role, name in sources.items()),
         notes="\n".join(f"- {note}" for note in notes) or "- none",
-        version=namesake.__version__,
+        origin=origin.format(version=namesake.__version__),
         first_config=next(iter(stats)),
     )
     return "---\n" + yaml.safe_dump(header, sort_keys=False, allow_unicode=True) + "---\n\n" + body
