@@ -11,6 +11,7 @@ writes an index directory atomically and ``Retriever.load(path)`` reads it back.
 from namesake.retrieval.bm25 import BM25Retriever
 from namesake.retrieval.corpus import Document, Passage, read_kilt_documents, split_passages
 from namesake.retrieval.dense import DEFAULT_MODEL, DenseRetriever
+from namesake.retrieval.tfidf import TfidfRetriever
 
 __all__ = [
     "DEFAULT_MODEL",
@@ -18,6 +19,7 @@ __all__ = [
     "DenseRetriever",
     "Document",
     "Passage",
+    "TfidfRetriever",
     "read_kilt_documents",
     "split_passages",
 ]
