@@ -1,19 +1,23 @@
-"""Dense retrieval: sentence-transformers encoders over 100-word passages, searched with FAISS.
+"""Dense retrieval: sentence-transformers or DPR encoders over 100-word passages, searched
+with FAISS.
 
 Documents are split into DPR's 100-word passages (:func:`split_passages`). Following DPR,
 the title goes in front of every passage: DPR feeds the pair (title, text) to its BERT
-tokenizer, i.e. ``[CLS] title [SEP] text [SEP]``. sentence-transformers encodes single
-texts, so the encoder input here is ``"{title} {sep} {text}"`` with ``sep`` the passage
-model tokenizer's own separator token (``[SEP]`` for BERT-style models such as the default
-MiniLM, ``</s>`` for RoBERTa-style ones; ``"."`` for a tokenizer without one), which a
-Hugging Face tokenizer reads as that special token. The separator used is saved with the
-index.
+tokenizer, i.e. ``[CLS] title [SEP] text [SEP]``, and so do DPR checkpoints here.
+sentence-transformers encodes single texts, so for those the encoder input is
+``"{title} {sep} {text}"`` with ``sep`` the passage model tokenizer's own separator token
+(``[SEP]`` for BERT-style models such as the default MiniLM, ``</s>`` for RoBERTa-style
+ones; ``"."`` for a tokenizer without one), which a Hugging Face tokenizer reads as that
+special token. The separator used (none for a pair) is saved with the index.
 
-The similarity is the one the passage model declares (sentence-transformers'
-``similarity_fn_name``): ``cosine`` (the default, and all-MiniLM-L6-v2's) L2-normalises the
-embeddings, so FAISS inner product is cosine; ``dot`` keeps them as they are, so a DPR
-encoder trained with the dot product (``namesake.ecqg.dpr.modeling`` exports declare it) is
-searched with the similarity it was trained with. Index types:
+The similarity (``similarity``: ``"dot"``, or ``"cos"`` / ``"cosine"``) defaults to the one
+the model was trained with: the one a sentence-transformers passage model declares
+(``similarity_fn_name``; ``cosine`` for all-MiniLM-L6-v2 and for models that declare
+nothing; ``dot`` for the DPR encoders ``namesake.ecqg.dpr.modeling`` exports), the dot
+product for DPR checkpoints. Cosine L2-normalises the embeddings, so FAISS inner product is
+cosine; dot keeps them as they are. The choice is recorded in ``retriever.json`` (and in an
+embeddings folder's ``encoding.json``) and used at search time; asking a saved index for
+the other one is refused, naming that file. Index types:
 
 - ``flat``: ``IndexFlatIP``, exact.
 - ``ivf``: ``IndexIVFFlat`` with ``nlist ≈ 4 * sqrt(passages)`` lists, trained (k-means,
@@ -21,13 +25,16 @@ searched with the similarity it was trained with. Index types:
   (default 32).
 - ``hnsw``: ``IndexHNSWFlat`` with inner product, ``M = 32``; ``ef_search`` (default 128).
 
-Models: any model ``SentenceTransformer`` loads (a Hub id or a local directory). For a
-DPR-style pair of encoders pass the context (passage) encoder as ``model`` and the
-question encoder as ``query_model``; both must be sentence-transformers-loadable (Hugging
-Face ``DPRQuestionEncoder``/``DPRContextEncoder`` checkpoints are not loaded directly: wrap
-them as sentence-transformers models first, CLS pooling, no normalisation layer needed).
-With a single model, queries go through ``encode_query`` and passages through
-``encode_document``, so models with "query"/"document" prompts get them.
+Models (``encoder_type``):
+
+- ``"sentence-transformers"``: any model ``SentenceTransformer`` loads (a Hub id or a local
+  directory). For a pair of encoders pass the passage encoder as ``model`` and the question
+  encoder as ``query_model``. With a single model, queries go through ``encode_query`` and
+  passages through ``encode_document``, so models with "query"/"document" prompts get them.
+- ``"dpr"``: Hugging Face ``DPRContextEncoder`` (``model``) and ``DPRQuestionEncoder``
+  (``query_model``) checkpoints, loaded as they are (:mod:`namesake.retrieval.dpr`, which
+  also defines the ``dpr`` retriever kind): pooler output (``[CLS]``), and the passage is the
+  (title, text) pair given to the tokenizer, as in DPR.
 
 A document's score is its best passage's score: search fetches ``max(10 k, 100)``
 passages per query (more if they do not cover ``k`` documents) and keeps each document's
@@ -55,7 +62,7 @@ from namesake.retrieval.corpus import (
     Document,
     split_passages,
 )
-from namesake.retrieval.embeddings import EmbeddingsFolder
+from namesake.retrieval.embeddings import EmbeddingsFolder, recorded_similarity
 from namesake.retrieval.faiss_index import (
     DEFAULT_TRAIN_SIZE,
     INDEX_TYPES,
@@ -69,7 +76,7 @@ from namesake.retrieval.faiss_index import (
     search_shards,
     set_search_parameters,
 )
-from namesake.retrieval.storage import read_index_files, write_index_files
+from namesake.retrieval.storage import SETTINGS_FILE, read_index_files, write_index_files
 
 DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
 try:
@@ -81,6 +88,9 @@ except ImportError:  # pragma: no cover - the bundled model is a dependency
 
 KIND = "dense"
 SIMILARITIES = ("cosine", "dot")
+SIMILARITY_ALIASES = {"cos": "cosine"}
+SENTENCE_TRANSFORMERS = "sentence-transformers"
+ENCODER_TYPES = (SENTENCE_TRANSFORMERS, "dpr")
 MIN_CANDIDATES = 100
 CANDIDATES_PER_DOCUMENT = 10
 #: ivfpq: approximate candidates re-scored exactly on the stored float16 vectors
@@ -92,18 +102,40 @@ _SHARD_INDEX = "index-{:05d}-of-{:05d}.faiss"
 _PASSAGES = "passage_documents.npy"
 
 
-def passage_input(title: str, text: str, separator: str) -> str:
-    """The encoder input for a passage: title, separator token, passage words."""
+def passage_input(title: str, text: str, separator: str | None) -> str | tuple[str, str]:
+    """The encoder input for a passage: title, separator token, passage words; with no
+    separator, the (title, text) pair, for an encoder that takes pairs (DPR)."""
+    if separator is None:
+        return (title, text)
     return f"{title} {separator} {text}" if text else title
 
 
-def load_encoder(name: str, device: str | None):
-    from sentence_transformers import SentenceTransformer
+def input_length(item: str | tuple[str, str]) -> int:
+    """Characters in an encoder input (both parts of a pair), to batch similar lengths."""
+    return len(item) if isinstance(item, str) else sum(map(len, item))
 
-    return SentenceTransformer(name, device=device)
+
+def load_encoder(
+    name: str, device: str | None, encoder_type: str = SENTENCE_TRANSFORMERS, role: str = "context"
+):
+    """A sentence-transformers model, or a DPR `role` ("question" or "context") encoder."""
+    if encoder_type == SENTENCE_TRANSFORMERS:
+        from sentence_transformers import SentenceTransformer
+
+        return SentenceTransformer(name, device=device)
+    if encoder_type == "dpr":
+        from namesake.retrieval.dpr import load_dpr_encoder
+
+        return load_dpr_encoder(name, role, device)
+    raise ValueError(
+        f"encoder type must be one of {', '.join(ENCODER_TYPES)}, not {encoder_type!r}"
+    )
 
 
-def title_separator(encoder) -> str:
+def title_separator(encoder) -> str | None:
+    """The token between title and text; None for an encoder given (title, text) pairs."""
+    if getattr(encoder, "takes_pairs", False):
+        return None
     tokenizer = getattr(encoder, "tokenizer", None)
     return getattr(tokenizer, "sep_token", None) or "."
 
@@ -114,8 +146,19 @@ def embedding_dimension(encoder) -> int:
     return (get or encoder.get_sentence_embedding_dimension)()
 
 
-def normalizes(encoder, query_encoder=None) -> bool:
-    """Whether the encoders' declared similarity is cosine (normalise) rather than dot."""
+def similarity_name(similarity: str) -> str:
+    """The recorded name ("cosine" or "dot") of a similarity ("cos" is cosine)."""
+    name = SIMILARITY_ALIASES.get(similarity, similarity)
+    if name not in SIMILARITIES:
+        raise ValueError(f"similarity must be dot or cos, not {similarity!r}")
+    return name
+
+
+def choose_similarity(similarity: str | None, encoder, query_encoder=None) -> str:
+    """The given similarity, else the one the encoders were trained with (their declared
+    ``similarity_fn_name``; cosine when they declare none)."""
+    if similarity is not None:
+        return similarity_name(similarity)
     declared = {
         getattr(e, "similarity_fn_name", None) or "cosine" for e in (encoder, query_encoder) if e
     }
@@ -123,7 +166,30 @@ def normalizes(encoder, query_encoder=None) -> bool:
         raise ValueError(f"similarity {declared} not supported: one of {', '.join(SIMILARITIES)}")
     if len(declared) > 1:
         raise ValueError("the query and passage models declare different similarities")
-    return declared == {"cosine"}
+    return declared.pop()
+
+
+def check_similarity(settings: dict, similarity: str | None, settings_file: Path) -> None:
+    """Refuses an explicit `similarity` other than the one a saved index or encoding was
+    built with (its vectors are normalised, or not, accordingly)."""
+    if similarity is None:
+        return
+    saved = recorded_similarity(settings)
+    if similarity_name(similarity) != saved:
+        raise BadInputError(
+            settings_file,
+            None,
+            f"built for the {saved} similarity, so it cannot be searched with "
+            f"{similarity!r}: leave --similarity out, or build a new index with it",
+        )
+
+
+def check_index_similarity(folder: str | os.PathLike, similarity: str | None) -> None:
+    """:func:`check_similarity` against a saved index folder, if there is one."""
+    settings_file = Path(folder) / SETTINGS_FILE
+    if similarity is not None and settings_file.is_file():
+        settings, _ = read_index_files(folder, KIND)
+        check_similarity(settings, similarity, settings_file)
 
 
 IN_MEMORY_INDEX_TYPES = ("flat", "ivf", "hnsw")
@@ -142,6 +208,21 @@ def _search_settings(kind: str, **given) -> dict:
     return {name: given.get(name) or value for name, value in defaults.items()}
 
 
+def _default_dpr_question_encoder(folder: EmbeddingsFolder) -> str:
+    """The question encoder paired with the DPR passage encoder of `folder`: Facebook's
+    multiset one for its multiset context encoder; any other needs naming."""
+    from namesake.retrieval.dpr import DEFAULT_CONTEXT_ENCODER, DEFAULT_QUESTION_ENCODER
+
+    if folder.settings["model"] != DEFAULT_CONTEXT_ENCODER:
+        raise BadInputError(
+            folder.manifest_path,
+            None,
+            f"DPR passages of {folder.settings['model']}: name its question encoder "
+            "(--dpr-question-encoder)",
+        )
+    return DEFAULT_QUESTION_ENCODER
+
+
 def _index_facts(index) -> dict:
     """What the settings record of a built index: its IVF list count, if it has lists."""
     try:
@@ -151,8 +232,8 @@ def _index_facts(index) -> dict:
 
 
 class DenseRetriever:
-    """Ranks documents by their best passage's similarity (the model's: cosine or dot
-    product); see the module docstring."""
+    """Ranks documents by their best passage's similarity (cosine or dot product: the
+    model's own unless chosen); see the module docstring."""
 
     def __init__(
         self,
@@ -202,10 +283,20 @@ class DenseRetriever:
         return self.settings["query_model"]
 
     @property
+    def encoder_type(self) -> str:
+        """How the models load: "sentence-transformers" or "dpr" (see the module docstring)."""
+        return self.settings.get("encoder", SENTENCE_TRANSFORMERS)
+
+    @property
+    def similarity(self) -> str:
+        """The similarity searched with: "cosine" or "dot"."""
+        return recorded_similarity(self.settings)
+
+    @property
     def encoder(self):
         """The passage encoder (loaded on first use)."""
         if self._encoder is None:
-            self._encoder = load_encoder(self.model, self.device)
+            self._encoder = load_encoder(self.model, self.device, self.encoder_type, "context")
         return self._encoder
 
     @property
@@ -214,7 +305,9 @@ class DenseRetriever:
         if self.query_model is None:
             return self.encoder
         if self._query_encoder is None:
-            self._query_encoder = load_encoder(self.query_model, self.device)
+            self._query_encoder = load_encoder(
+                self.query_model, self.device, self.encoder_type, "question"
+            )
         return self._query_encoder
 
     # --- search settings ----------------------------------------------------------------
@@ -262,8 +355,14 @@ class DenseRetriever:
         device: str | None = None,
         show_progress: bool = True,
         chunk_passages: int | None = None,
+        similarity: str | None = None,
+        encoder_type: str = SENTENCE_TRANSFORMERS,
     ) -> DenseRetriever:
         """Splits `documents` into passages, encodes them and indexes the embeddings.
+
+        `similarity` (``"dot"`` or ``"cos"``) defaults to the models' own; `encoder_type`
+        ``"dpr"`` loads `model` as a DPR context encoder and `query_model` (required) as a
+        DPR question encoder.
 
         Passages are encoded `chunk_passages` at a time (default 16 batches) and added to
         the index as they come, except for ``ivf``, which keeps all embeddings
@@ -276,9 +375,14 @@ class DenseRetriever:
             raise ValueError(
                 f"index must be one of {', '.join(IN_MEMORY_INDEX_TYPES)}, not {index!r}"
             )
-        encoder = load_encoder(model, device)
-        query_encoder = load_encoder(query_model, device) if query_model else None
-        normalized = normalizes(encoder, query_encoder)
+        if encoder_type == "dpr" and not query_model:
+            raise ValueError("DPR needs a question encoder (query_model) besides the context one")
+        encoder = load_encoder(model, device, encoder_type, "context")
+        query_encoder = (
+            load_encoder(query_model, device, encoder_type, "question") if query_model else None
+        )
+        similarity = choose_similarity(similarity, encoder, query_encoder)
+        normalized = similarity == "cosine"
         separator = title_separator(encoder)
         dimension = embedding_dimension(encoder)
         if query_encoder is not None:
@@ -342,8 +446,10 @@ class DenseRetriever:
             "model_is_default": model == DEFAULT_MODEL,
             "query_model": query_model,
             "query_model_is_default": query_model == DEFAULT_MODEL,
+            "encoder": encoder_type,
             "index": index,
             "dimension": dimension,
+            "similarity": similarity,
             "normalized": normalized,
             "passage_words": words,
             "title_separator": separator,
@@ -374,7 +480,7 @@ class DenseRetriever:
         return self.query_encoder.encode_query(
             list(queries),
             batch_size=self.batch_size,
-            normalize_embeddings=self.settings.get("normalized", True),
+            normalize_embeddings=self.similarity == "cosine",
             convert_to_numpy=True,
             show_progress_bar=False,
         ).astype(np.float32, copy=False)
@@ -455,6 +561,7 @@ class DenseRetriever:
         ef_search: int | None = None,
         use_gpu: bool | None = None,
         show_progress: bool = True,
+        similarity: str | None = None,
     ) -> DenseRetriever:
         """Indexes the passages ``namesake encode`` wrote to folder `embeddings`.
 
@@ -462,13 +569,20 @@ class DenseRetriever:
         `rerank_candidates` (default: 1000 for ``ivfpq``, 0 otherwise) approximate hits per
         query are re-scored exactly on the stored float16 vectors, which stay on disk and
         are read from the embeddings folder at search time (keep it beside the index).
+        `query_model` is loaded as the encoding's type (a DPR question encoder for DPR
+        passages; needed unless they are Facebook's multiset ones). The similarity is the
+        encoding's: an explicit `similarity` must match it.
         """
         if index not in INDEX_TYPES:
             raise ValueError(f"index must be one of {', '.join(INDEX_TYPES)}, not {index!r}")
         folder = EmbeddingsFolder(embeddings)
         settings = folder.settings
-        if query_model is not None:
-            query_encoder = load_encoder(query_model, "cpu")
+        check_similarity(settings, similarity, folder.manifest_path)
+        encoder_type = settings.get("encoder", SENTENCE_TRANSFORMERS)
+        if encoder_type == "dpr" and query_model is None:
+            query_model = _default_dpr_question_encoder(folder)
+        elif query_model is not None:
+            query_encoder = load_encoder(query_model, "cpu", encoder_type, "question")
             if embedding_dimension(query_encoder) != folder.dimension:
                 raise BadInputError(
                     folder.manifest_path,
@@ -487,9 +601,11 @@ class DenseRetriever:
             "model_is_default": model_is_default,
             "query_model": query_model,
             "query_model_is_default": query_model == DEFAULT_MODEL,
+            "encoder": encoder_type,
             "index": index,
             "factory": factory,
             "dimension": folder.dimension,
+            "similarity": folder.similarity,
             "normalized": settings["normalized"],
             "passage_words": settings["passage_words"],
             "title_separator": settings["title_separator"],
@@ -524,17 +640,23 @@ class DenseRetriever:
 
     @classmethod
     def load(
-        cls, path: str | os.PathLike, device: str | None = None, mmap: bool = False
+        cls,
+        path: str | os.PathLike,
+        device: str | None = None,
+        mmap: bool = False,
+        similarity: str | None = None,
     ) -> DenseRetriever:
         """Reads an index :meth:`save` wrote. Models load on the first search.
 
         With `mmap`, the faiss indexes and the passage→document map stay on disk and are
         paged in as searched (an index larger than RAM); without, the indexes are searched
         on the GPUs when faiss sees any (faiss-gpu), else on the CPU. An index built with
-        the bundled default model uses this installation's copy of it.
+        the bundled default model uses this installation's copy of it. The index is searched
+        with the similarity it was built for: an explicit `similarity` must match it.
         """
         path = Path(path)
         settings, document_ids = read_index_files(path, KIND)
+        check_similarity(settings, similarity, path / SETTINGS_FILE)
         settings.pop("faiss_version", None)
         offsets = settings.pop("shard_offsets", [0])
         if settings.get("model_is_default"):

@@ -3,8 +3,9 @@
 Layout::
 
     emb/
-      encoding.json             settings (model, passage words, chunk size, ...); once every
-                                chunk is written, also the totals (``num_passages``, ...)
+      encoding.json             settings (model, encoder type, similarity, passage words,
+                                chunk size, ...); once every chunk is written, also the
+                                totals (``num_passages``, ...)
       chunk-000000/             passages 0 .. C-1 of the corpus, in corpus order
         embeddings.npy          float16 [n, dimension], memory-mappable
         passages.arrow          per passage: ``document`` (the page's position in the corpus)
@@ -58,6 +59,12 @@ SETTING_KEYS = (
     "max_passages",
     "corpus_bytes",
 )
+
+
+def recorded_similarity(settings: dict) -> str:
+    """The similarity ("cosine" or "dot") an encoding or index was built for; older ones
+    record only whether the vectors are normalised."""
+    return settings.get("similarity") or ("cosine" if settings["normalized"] else "dot")
 
 
 def chunk_name(number: int) -> str:
@@ -179,6 +186,7 @@ class EmbeddingsFolder:
                 "encode` command; it resumes where it stopped",
             )
         self.digest = settings_digest(self.settings)
+        self.similarity = recorded_similarity(self.settings)
         self.dimension = int(self.settings["dimension"])
         self.num_passages = int(self.settings["num_passages"])
         self.num_chunks = int(self.settings["num_chunks"])

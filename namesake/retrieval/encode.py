@@ -1,7 +1,8 @@
 """Corpus encoding at KILT scale: ``namesake encode``, alone or under ``accelerate launch``.
 
 The corpus is split into DPR's 100-word passages (as :class:`DenseRetriever` does: same
-passage input, title and separator) and the passages into fixed chunks of
+passage input, title and separator, same encoders: a sentence-transformers model or a DPR
+context encoder, :mod:`namesake.retrieval.dpr`) and the passages into fixed chunks of
 ``chunk_passages`` (see :mod:`namesake.retrieval.embeddings`). Process ``r`` of ``N``
 (Accelerate's ``PartialState``: one process alone, or any ``accelerate launch`` set-up,
 several machines included) encodes the chunks ``c`` with ``c % N == r``, so every process
@@ -39,9 +40,11 @@ from namesake.retrieval.corpus import PASSAGE_WORDS, read_kilt_documents, split_
 from namesake.retrieval.dense import (
     DEFAULT_MODEL,
     DEFAULT_MODEL_ID,
+    SENTENCE_TRANSFORMERS,
+    choose_similarity,
     embedding_dimension,
+    input_length,
     load_encoder,
-    normalizes,
     passage_input,
     title_separator,
 )
@@ -141,7 +144,7 @@ class _ChunkBatches(torch.utils.data.IterableDataset):
 
     def batches(self, number: int, texts: list[str], documents: list[int], ids: list[str]):
         """A chunk's passages, tokenised in batches, longest first."""
-        order = sorted(range(len(texts)), key=lambda i: -len(texts[i]))
+        order = sorted(range(len(texts)), key=lambda i: -input_length(texts[i]))
         for start in range(0, len(order), self.batch_size):
             rows = order[start : start + self.batch_size]
             features = self.encoder.preprocess(
@@ -176,15 +179,25 @@ class _PendingChunk:
 
 
 def encoding_settings(
-    corpus, encoder, model: str, words: int, chunk_passages: int, max_passages
+    corpus,
+    encoder,
+    model: str,
+    words: int,
+    chunk_passages: int,
+    max_passages,
+    similarity: str | None = None,
+    encoder_type: str = SENTENCE_TRANSFORMERS,
 ) -> dict:
     """The settings recorded in (and checked against) the embeddings folder's manifest."""
     is_default = model == DEFAULT_MODEL
+    similarity = choose_similarity(similarity, encoder)
     return {
         "model": DEFAULT_MODEL_ID if is_default else model,
         "model_is_default": is_default,
+        "encoder": encoder_type,
         "dimension": embedding_dimension(encoder),
-        "normalized": normalizes(encoder),
+        "similarity": similarity,
+        "normalized": similarity == "cosine",
         "passage_words": words,
         "title_separator": title_separator(encoder),
         "prompt": document_prompt(encoder),
@@ -209,8 +222,14 @@ def encode_corpus(
     tokenizer_workers: int | None = None,
     show_progress: bool = True,
     after_chunk: Callable[[int], None] | None = None,
+    similarity: str | None = None,
+    encoder_type: str = SENTENCE_TRANSFORMERS,
 ) -> EncodingSummary:
     """Encodes this process's slice of `corpus` into `out` (see the module docstring).
+
+    `model` is a sentence-transformers model, or with `encoder_type` ``"dpr"`` a DPR context
+    encoder. `similarity` (``"dot"`` or ``"cos"``; default: the model's own) decides whether
+    the vectors are normalised; a rerun must keep it.
 
     `device` defaults to Accelerate's (this process's GPU under ``accelerate launch``, else
     CUDA when present, else CPU); `mixed_precision` to fp16 autocast on CUDA and none on
@@ -244,9 +263,11 @@ def encode_corpus(
     if tokenizer_workers is None:
         tokenizer_workers = 4 if on_cuda else 0
 
-    encoder = load_encoder(model, str(device))
+    encoder = load_encoder(model, str(device), encoder_type, "context")
     encoder.eval()
-    settings = encoding_settings(corpus, encoder, model, words, chunk_passages, max_passages)
+    settings = encoding_settings(
+        corpus, encoder, model, words, chunk_passages, max_passages, similarity, encoder_type
+    )
     digest = store.settings_digest(settings)
     if state.is_main_process:
         store.prepare_folder(out, settings)
