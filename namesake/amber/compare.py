@@ -6,13 +6,12 @@ import os
 from pathlib import Path
 
 from namesake.amber.instances import TASKS
+from namesake.amber.paper import COLLECTION_NAMES, paper_line
 from namesake.amber.reference import COLLECTIONS
 from namesake.amber.report import evaluate_run, results_table
 from namesake.amber.retrieve import open_retriever, retrieve_config
 from namesake.io import atomic_file
 from namesake.metrics import load_metric
-
-DISPLAY = {"human": "AmbER-H", "nonhuman": "AmbER-N"}
 
 
 def compare_retrievers(
@@ -30,13 +29,15 @@ def compare_retrievers(
     """Runs and scores every (retriever, collection, task); writes and returns the table.
 
     Predictions go to ``out/predictions/``, one report per run to ``out/reports/``, and the
-    combined table to ``out/results.md``. With ``index_dir``, each retriever's index is
-    loaded from ``index_dir/<retriever>`` or, when missing, built there (the Space reads them).
+    combined table to ``out/results.md``, with the AmbER paper's figure beside each of ours
+    that it reports, for the same kind of retriever (``namesake.amber.paper``). With
+    ``index_dir``, each retriever's index is loaded from ``index_dir/<retriever>`` or, when
+    missing, built there (the Space reads them).
     ``retriever_options``: per kind, the build options of that retriever (models, settings).
     """
     out = Path(out)
     metric = load_metric("entity_confusion", metric_path)
-    rows = []
+    rows, paper_rows = [], []
     for kind in retrievers:
         index = Path(index_dir, kind) if index_dir is not None else None
         retriever = open_retriever(kind, corpus, index, **(retriever_options or {}).get(kind, {}))
@@ -52,11 +53,18 @@ def compare_retrievers(
                     out / "reports" / f"{kind}-{config}",
                     list(k_values),
                     metric,
+                    retriever=kind,
                 )
-                label = {"Retriever": kind, "Collection": DISPLAY[collection], "Task": task.upper()}
+                label = {
+                    "Retriever": kind,
+                    "Collection": COLLECTION_NAMES[collection],
+                    "Task": task.upper(),
+                }
                 rows.append((label, metrics))
-    table = results_table(rows, list(k_values))
+                paper_rows.append((kind, collection, task))
+    table = results_table(rows, list(k_values), paper_rows=paper_rows)
     with atomic_file(out / "results.md", "w") as f:
         f.write(f"# AmbER retrieval results\n\nk = {k} retrieved documents per query.\n\n")
-        f.write(table + "\n")
+        f.write(table + "\n\n")
+        f.write("".join(f"- {paper_line(kind)}\n" for kind in retrievers))
     return table

@@ -14,6 +14,7 @@ matplotlib.use("Agg")  # files only; no display needed
 import matplotlib.pyplot as plt  # noqa: E402
 
 from namesake.amber.evaluation import GapBin, load_amber, score_predictions  # noqa: E402
+from namesake.amber.paper import paper_line, paper_tables, split_config  # noqa: E402
 from namesake.amber.predictions import read_predictions  # noqa: E402
 from namesake.io import atomic_directory  # noqa: E402
 
@@ -22,32 +23,55 @@ def _cell(value: float) -> str:
     return "–" if value is None or math.isnan(value) else f"{value:.1f}"
 
 
-def results_table(rows: list[tuple[dict[str, str], dict]], k_values: list[int]) -> str:
-    """Markdown: one row per run (labels first), accuracy all/head/tail/∀ per k, confusion."""
+def _columns(k_values: list[int]) -> list[tuple[str, str]]:
+    """(header, metric key) of every measure column, in table order."""
+    columns = [
+        (f"{part}@{k}", key.format(k=k))
+        for k in k_values
+        for part, key in (
+            ("All", "accuracy@{k}"),
+            ("Head", "accuracy@{k}_head"),
+            ("Tail", "accuracy@{k}_tail"),
+            ("∀", "all_correct@{k}"),
+        )
+    ]
+    return columns + [
+        ("Confusion", "entity_confusion"),
+        ("Confusion head", "entity_confusion_head"),
+        ("Confusion tail", "entity_confusion_tail"),
+    ]
+
+
+def results_table(
+    rows: list[tuple[dict[str, str], dict]],
+    k_values: list[int],
+    paper_rows: list[tuple[str | None, str, str]] | None = None,
+) -> str:
+    """Markdown: one row per run (labels first), accuracy all/head/tail/∀ per k, confusion.
+
+    With ``paper_rows`` (per row: the retriever kind, or None when not known, the collection
+    and the task), a "paper" column follows each measure the AmbER paper reports, holding its
+    figure for the same kind of retriever or the reason there is none.
+    """
     labels = list(rows[0][0]) if rows else []
-    header = (
-        labels
-        + [f"{part}@{k}" for k in k_values for part in ("All", "Head", "Tail", "∀")]
-        + ["Confusion", "Confusion head", "Confusion tail"]
-    )
+    tables = paper_tables() if paper_rows is not None else None
+    columns = [
+        (header, key, paper)
+        for header, key in _columns(k_values)
+        for paper in ((False, True) if tables and key in tables.measures else (False,))
+    ]
+    header = labels + ["paper" if paper else name for name, _, paper in columns]
     lines = [
         "| " + " | ".join(header) + " |",
         "|" + "---|" * len(labels) + "---:|" * (len(header) - len(labels)),
     ]
-    for label_values, metrics in rows:
+    for index, (label_values, metrics) in enumerate(rows):
         cells = list(label_values.values())
-        for k in k_values:
-            cells += [
-                _cell(metrics[f"accuracy@{k}"]),
-                _cell(metrics[f"accuracy@{k}_head"]),
-                _cell(metrics[f"accuracy@{k}_tail"]),
-                _cell(metrics[f"all_correct@{k}"]),
-            ]
-        cells += [
-            _cell(metrics["entity_confusion"]),
-            _cell(metrics["entity_confusion_head"]),
-            _cell(metrics["entity_confusion_tail"]),
-        ]
+        for _, key, paper in columns:
+            if paper:
+                cells.append(tables.cell(*paper_rows[index], key))
+            else:
+                cells.append(_cell(metrics[key]))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -85,11 +109,18 @@ def write_report(
     k_values: list[int],
     about: dict[str, str],
 ) -> None:
-    """Writes the three report files into ``out``, replacing it atomically."""
+    """Writes the three report files into ``out``, replacing it atomically.
+
+    ``about["retriever"]``: the kind of retriever that made the predictions, or None; the
+    table shows the AmbER paper's figures for the same kind beside ours.
+    """
     overall_gap = metrics["accuracy@1_head"] - metrics["accuracy@1_tail"]
+    kind = about.get("retriever")
+    collection, task = split_config(about["config"])
     record = {
         **about,
         "metrics": metrics,
+        "paper": paper_tables().figures_for(kind, collection, task),
         "popularity_gap": [
             {
                 "bin": b.label,
@@ -107,7 +138,9 @@ def write_report(
         (staging / "metrics.json").write_text(
             json.dumps(record, indent=2, allow_nan=True) + "\n", encoding="utf-8"
         )
-        table = results_table([({"Run": title}, metrics)], k_values)
+        table = results_table(
+            [({"Run": title}, metrics)], k_values, paper_rows=[(kind, collection, task)]
+        )
         gap_lines = [
             "| Popularity gap | Pairs | Head acc@1 | Tail acc@1 | Head − tail |",
             "|---|---:|---:|---:|---:|",
@@ -122,6 +155,7 @@ def write_report(
             f"{metrics['num_queries']} queries in {metrics['num_sets']} sets. Accuracy@k: a gold "
             "page in the top k; ∀: share of sets whose every query is right; confusion: share "
             "of queries where a page of another entity of the set ranks above every gold page.\n\n"
+            f"{paper_line(kind)}.\n\n"
             f"{table}\n\n## Popularity gap (Figure 4)\n\n" + "\n".join(gap_lines) + "\n\n"
             f"Whole collection: head − tail accuracy@1 = {_cell(overall_gap)} points.\n\n"
             "![popularity gap](popularity_gap.png)\n",
@@ -138,13 +172,22 @@ def evaluate_run(
     k_values: list[int],
     metric,
     allow_missing: bool = False,
+    retriever: str | None = None,
 ) -> dict:
-    """Scores one predictions file on one AmbER config and writes its report; returns metrics."""
+    """Scores one predictions file on one AmbER config and writes its report; returns metrics.
+
+    ``retriever``: the kind that made the predictions (e.g. ``dpr``), for the paper's figures.
+    """
     queries, entities = load_amber(dataset, config)
     predictions = read_predictions(predictions_path)
     metrics, bins = score_predictions(
         queries, entities, predictions, k_values, metric, allow_missing
     )
-    about = {"dataset": str(dataset), "config": config, "predictions": str(predictions_path)}
+    about = {
+        "dataset": str(dataset),
+        "config": config,
+        "predictions": str(predictions_path),
+        "retriever": retriever,
+    }
     write_report(out, metrics, bins, k_values, about)
     return metrics
