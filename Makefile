@@ -50,8 +50,13 @@ test:
 
 demo:
 	$(BIN)/python dataset_scripts/amber/build.py --out $(DEMO_OUT)/amber --jsonl-dir $(DEMO_OUT)/amber_jsonl
+	# The published JSON-lines layout back into a Hub folder, as for the authors' release.
+	$(BIN)/namesake amber import --released $(DEMO_OUT)/amber_jsonl --out $(DEMO_OUT)/amber_released
+	# The retrievers that run offline (dpr needs DPR weights from the Hub; link is zero-shot
+	# MiniLM), each row with the AmbER paper's figure beside ours.
 	$(BIN)/namesake amber compare --corpus dataset_scripts/amber/sample/kilt_knowledgesource-sample.json \
-		--dataset $(DEMO_OUT)/amber --out $(DEMO_OUT)/retrieval --index-dir $(DEMO_OUT)/indexes
+		--dataset $(DEMO_OUT)/amber --out $(DEMO_OUT)/retrieval --index-dir $(DEMO_OUT)/indexes \
+		--retriever tfidf bm25 dense link
 	# WES from the real 206-page Wikipedia excerpt (--all-targets keeps links to pages outside
 	# it), with look-alike negatives (lexical, substring, cooccurrence) in *hardpairs configs.
 	$(BIN)/python dataset_scripts/wes/build.py --out $(DEMO_OUT)/wes --all-targets

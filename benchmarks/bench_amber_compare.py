@@ -10,13 +10,13 @@ shares the 2 cores meanwhile:
 
 1. ``bm25 index``: ``open_retriever("bm25", corpus, <index-dir>/bm25)``, the code path
    ``amber compare`` takes when the index is missing (read, tokenise, index, save).
-2. ``bm25 compare``: ``namesake amber compare --retrievers bm25 --index-dir <index-dir>``,
+2. ``bm25 compare``: ``namesake amber compare --retriever bm25 --index-dir <index-dir>``,
    the index now present: load, search every query of the 6 configs (k = 100), score.
 3. ``dense encode``: ``namesake encode --max-passages N``, the first N passages of the
    corpus on CPU. The corpus starts with the AmbER entity pages, and N defaults to the
    passages they take, so every gold page is encoded; the distractors are not.
 4. ``dense index``: ``namesake index --index-type ivfpq`` on those embeddings.
-5. ``dense compare``: ``namesake amber compare --retrievers dense --index-dir <index-dir>``.
+5. ``dense compare``: ``namesake amber compare --retriever dense --index-dir <index-dir>``.
 
 A step's index or embeddings are deleted before it runs, so each is measured from scratch.
 Prints a markdown table (and each run's accuracy table) and writes
@@ -122,7 +122,7 @@ def run(args, data: dict) -> list[dict]:
 
     def compare(retriever: str) -> dict:
         command = [args.namesake, "amber", "compare", "--corpus", corpus, "--dataset", amber]
-        command += ["--out", str(runs / retriever), "--retrievers", retriever]
+        command += ["--out", str(runs / retriever), "--retriever", retriever]
         command += ["--index-dir", str(index_dir)]
         return measure(
             f"{retriever} compare",

@@ -118,6 +118,25 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     )
     build.set_defaults(run=_amber_build)
 
+    imported = commands.add_parser(
+        "import", help="convert the AmbER authors' released JSON lines into a Hub dataset folder"
+    )
+    imported.add_argument(
+        "--released",
+        required=True,
+        help="folder of the release: <collection>/amber_set_tuples.jsonl and "
+        "<collection>/<task>/amber_sets.jsonl",
+    )
+    imported.add_argument("--out", required=True, help="output Hub dataset folder")
+    imported.add_argument(
+        "--collections",
+        nargs="+",
+        choices=COLLECTIONS,
+        default=list(COLLECTIONS),
+        help="collections to import (default: human nonhuman)",
+    )
+    imported.set_defaults(run=_amber_import)
+
     stats = commands.add_parser("stats", help="print the paper's Table 4 figures for a build")
     stats.add_argument("dataset", help="a folder written by `namesake amber build`")
     stats.add_argument("--json", action="store_true", help="print the full statistics as JSON")
@@ -139,12 +158,11 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     compare.add_argument("--out", required=True, help="folder for predictions and reports")
     compare.add_argument(
         "--retriever",
-        "--retrievers",
-        dest="retrievers",
         action="extend",
         nargs="+",
         choices=RETRIEVER_KINDS,
-        help="retrievers to run, repeatable: --retriever bm25 --retriever dense (default: both)",
+        help="retrievers to run: --retriever bm25 dense, or --retriever bm25 --retriever dense "
+        "(default: bm25 dense)",
     )
     compare.add_argument(
         "--collections",
@@ -158,9 +176,58 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     )
     compare.add_argument("--metric", help="entity_confusion module folder (default: metrics/)")
     compare.add_argument(
+        "--linker",
+        metavar="MODEL",
+        help="link retriever: a trained linker folder or Hub id (default: the bundled MiniLM)",
+    )
+    _add_dpr_encoders(compare)
+    _add_similarity(compare)
+    compare.add_argument(
         "--index-dir", help="keep the indexes in <index-dir>/bm25|dense (reused when present)"
     )
     compare.set_defaults(run=_amber_compare)
+
+    read = commands.add_parser(
+        "read", help="answer AmbER queries with a reader (the paper's Table 7); score them"
+    )
+    read.add_argument("--task", required=True, choices=["fc", "sf", "qa"], help="which task")
+    read.add_argument(
+        "--reader",
+        required=True,
+        help="Hub id or folder: FEVER classifier (fc), seq2seq generator (sf), extractive QA (qa)",
+    )
+    read.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
+    read.add_argument(
+        "--collection", required=True, choices=COLLECTIONS, help="config <collection>_<task>"
+    )
+    read.add_argument("--corpus", required=True, help="KILT knowledge source (document texts)")
+    read.add_argument(
+        "--setting",
+        required=True,
+        choices=["oracle", "retrieved"],
+        help="read the gold pages (oracle) or the top retrieved pages of --predictions",
+    )
+    read.add_argument("--predictions", help="retrieved: predictions file of `namesake retrieve`")
+    read.add_argument(
+        "--top-k", type=_positive_int, default=20, help="retrieved: documents read per query (20)"
+    )
+    read.add_argument(
+        "--batch-size", type=_positive_int, default=16, help="windows per forward pass (16)"
+    )
+    read.add_argument(
+        "--max-length", type=_positive_int, default=384, help="tokens per window (384)"
+    )
+    read.add_argument(
+        "--stride", type=_non_negative_int, default=128, help="tokens shared by windows (128)"
+    )
+    read.add_argument(
+        "--labels",
+        nargs="+",
+        help="fc: the classifier's class names in index order, for a config that names them "
+        "LABEL_0...: e.g. SUPPORTS REFUTES 'NOT ENOUGH INFO' (see the model card)",
+    )
+    read.add_argument("--out", required=True, help="folder: per-query outputs, metrics, table")
+    read.set_defaults(run=_amber_read)
 
 
 def _add_ecqg(parser: argparse.ArgumentParser) -> None:
@@ -548,7 +615,14 @@ def _add_encode(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--corpus", required=True, help="KILT knowledge source (JSON lines)")
     parser.add_argument("--out", required=True, help="embeddings folder (created or resumed)")
-    parser.add_argument("--model", help="sentence-transformers passage model (default: MiniLM)")
+    models = parser.add_mutually_exclusive_group()
+    models.add_argument("--model", help="sentence-transformers passage model (default: MiniLM)")
+    models.add_argument(
+        "--dpr-context-encoder",
+        metavar="MODEL",
+        help="or a DPRContextEncoder Hub id or folder (then index with --dpr-question-encoder)",
+    )
+    _add_similarity(parser)
     parser.add_argument(
         "--batch-size", type=_positive_int, default=128, help="passages per forward pass"
     )
@@ -601,21 +675,68 @@ def _add_index(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--nprobe", type=_positive_int, help="ivf/ivfpq lists searched")
     parser.add_argument("--ef-search", type=_positive_int, help="hnsw search depth")
-    parser.add_argument("--query-model", help="DPR-style: separate question encoder")
+    questions = parser.add_mutually_exclusive_group()
+    questions.add_argument("--query-model", help="DPR-style: separate question encoder")
+    questions.add_argument(
+        "--dpr-question-encoder",
+        metavar="MODEL",
+        help="DPRQuestionEncoder Hub id or folder, for a --dpr-context-encoder encoding",
+    )
+    _add_similarity(parser, "must be the encoding's (default: the encoding's)")
     parser.add_argument(
         "--cpu", action="store_true", help="build on the CPU even when faiss sees GPUs"
     )
     parser.set_defaults(run=_index)
 
 
+def _add_similarity(parser: argparse.ArgumentParser, default: str | None = None) -> None:
+    parser.add_argument(
+        "--similarity",
+        choices=["dot", "cos"],
+        help="dense and dpr: dot product or cosine; "
+        + (default or "default: the model's own (cosine for MiniLM, dot for DPR)"),
+    )
+
+
+def _add_dpr_encoders(parser: argparse.ArgumentParser) -> None:
+    # Literal defaults keep `namesake --help` from importing torch; tests check them.
+    parser.add_argument(
+        "--dpr-question-encoder",
+        metavar="MODEL",
+        help="dpr: DPRQuestionEncoder Hub id or folder "
+        "(default: facebook/dpr-question_encoder-multiset-base)",
+    )
+    parser.add_argument(
+        "--dpr-context-encoder",
+        metavar="MODEL",
+        help="dpr: DPRContextEncoder Hub id or folder "
+        "(default: facebook/dpr-ctx_encoder-multiset-base)",
+    )
+
+
+def _dpr_options(args) -> dict:
+    """The dpr retriever's build options that the command line gives."""
+    given = {
+        "question_encoder": args.dpr_question_encoder,
+        "context_encoder": args.dpr_context_encoder,
+        "similarity": args.similarity,
+    }
+    return {name: value for name, value in given.items() if value}
+
+
 def _encode(args) -> None:
     from namesake.retrieval.dense import DEFAULT_MODEL
     from namesake.retrieval.encode import encode_corpus
 
+    model, encoder_type = args.model or DEFAULT_MODEL, "sentence-transformers"
+    if args.dpr_context_encoder:
+        model, encoder_type = args.dpr_context_encoder, "dpr"
     summary = encode_corpus(
         args.corpus,
         args.out,
-        args.model or DEFAULT_MODEL,
+        model,
+        encoder_type=encoder_type,
+        similarity=args.similarity,
         batch_size=args.batch_size,
         chunk_passages=args.chunk_passages,
         max_passages=args.max_passages,
@@ -644,10 +765,11 @@ def _index(args) -> None:
         shards=args.shards,
         train_size=args.train_size,
         rerank_candidates=args.rerank_candidates,
-        query_model=args.query_model,
+        query_model=args.dpr_question_encoder or args.query_model,
         nprobe=args.nprobe,
         ef_search=args.ef_search,
         use_gpu=False if args.cpu else None,
+        similarity=args.similarity,
     )
     retriever.save(args.out)
     settings = retriever.settings
@@ -664,8 +786,14 @@ def _add_retrieve(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--retriever", required=True, choices=RETRIEVER_KINDS, help="which retriever"
     )
-    parser.add_argument("--model", help="dense: sentence-transformers model path or Hub id")
+    parser.add_argument(
+        "--model",
+        help="dense: sentence-transformers model path or Hub id; link: a trained linker folder "
+        "or Hub id (default: the bundled MiniLM, zero-shot)",
+    )
     parser.add_argument("--query-model", help="dense, DPR-style: separate question encoder")
+    _add_dpr_encoders(parser)
+    _add_similarity(parser)
     parser.add_argument("--index", help="saved index folder: loaded if present, else built there")
     parser.add_argument(
         "--index-type",
@@ -697,6 +825,14 @@ def _add_evaluate(parser: argparse.ArgumentParser) -> None:
         "--allow-missing", action="store_true", help="score queries without a prediction as empty"
     )
     parser.add_argument("--metric", help="entity_confusion module folder (default: metrics/)")
+    from namesake.amber.paper import PAPER_KINDS
+
+    parser.add_argument(
+        "--retriever",
+        choices=tuple(dict.fromkeys(RETRIEVER_KINDS + PAPER_KINDS)),
+        help="the kind of retriever that made the predictions: the table shows the AmbER "
+        "paper's figure for the same kind beside ours (default: unknown, no figure)",
+    )
     parser.set_defaults(run=_evaluate)
 
 
@@ -1062,17 +1198,37 @@ def _wes_fit_scorer(args) -> None:
 def _retrieve(args) -> None:
     from namesake.amber.retrieve import open_retriever, retrieve_config
 
+    dense = args.retriever in ("dense", "dpr")
+    if args.similarity and not dense:
+        raise NamesakeError("--similarity goes with --retriever dense or dpr")
+    if args.retriever == "dpr" and (args.model or args.query_model):
+        raise NamesakeError(
+            "--retriever dpr takes --dpr-question-encoder and --dpr-context-encoder, "
+            "not --model / --query-model"
+        )
+    if args.retriever != "dpr" and (args.dpr_question_encoder or args.dpr_context_encoder):
+        raise NamesakeError("--dpr-question-encoder/--dpr-context-encoder go with --retriever dpr")
+    if dense and args.index:
+        from namesake.retrieval.dense import check_index_similarity
+
+        check_index_similarity(args.index, args.similarity)
     options = {}
     if args.retriever == "dense":
         options = {"index": args.index_type, "query_model": args.query_model}
+        options["similarity"] = args.similarity
         if args.model:
             options["model"] = args.model
+    elif args.retriever == "dpr":
+        options = {"index": args.index_type, **_dpr_options(args)}
+    elif args.retriever == "link" and args.model:
+        options = {"model": args.model}
     retriever = open_retriever(args.retriever, args.corpus, args.index, **options)
     count = retrieve_config(retriever, args.dataset, args.config, args.top_k, args.out)
     print(f"Wrote {count} predictions to {args.out}")
 
 
 def _evaluate(args) -> None:
+    from namesake.amber.paper import paper_line, split_config
     from namesake.amber.report import evaluate_run, results_table
     from namesake.metrics import load_metric
 
@@ -1085,23 +1241,60 @@ def _evaluate(args) -> None:
         k_values,
         load_metric("entity_confusion", args.metric),
         allow_missing=args.allow_missing,
+        retriever=args.retriever,
     )
-    print(results_table([({"Config": args.config}, metrics)], k_values))
+    collection, task = split_config(args.config)
+    rows = [({"Config": args.config}, metrics)]
+    print(results_table(rows, k_values, paper_rows=[(args.retriever, collection, task)]))
+    print(paper_line(args.retriever))
     print(f"Report: {args.out}/report.md, metrics.json, popularity_gap.png")
+
+
+def _amber_read(args) -> None:
+    from namesake.amber.read import read_amber, readers_table
+
+    run, per_query = read_amber(
+        args.reader,
+        args.task,
+        args.dataset,
+        args.collection,
+        args.corpus,
+        args.setting,
+        args.out,
+        predictions=args.predictions,
+        k=args.top_k,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+        stride=args.stride,
+        labels=args.labels,
+    )
+    print(readers_table([run]))
+    print(f"Per-query outputs: {per_query}; every run so far: {args.out}/readers.md, metrics.json")
 
 
 def _amber_compare(args) -> None:
     from namesake.amber.compare import compare_retrievers
 
+    options = {"link": {"model": args.linker}} if args.linker else {}
+    if _dpr_options(args):
+        options["dpr"] = _dpr_options(args)
+    if args.similarity:
+        options["dense"] = {"similarity": args.similarity}
+        if args.index_dir:
+            from namesake.retrieval.dense import check_index_similarity
+
+            for kind in ("dense", "dpr"):
+                check_index_similarity(Path(args.index_dir, kind), args.similarity)
     table = compare_retrievers(
         args.corpus,
         args.dataset,
         args.out,
-        retrievers=tuple(dict.fromkeys(args.retrievers or ["bm25", "dense"])),
+        retrievers=tuple(dict.fromkeys(args.retriever or ["bm25", "dense"])),
         collections=tuple(dict.fromkeys(args.collections)),
         k=args.top_k,
         metric_path=args.metric,
         index_dir=args.index_dir,
+        retriever_options=options or None,
     )
     print(table)
     print(f"Predictions, per-run reports and plots: {args.out}")
@@ -1126,6 +1319,17 @@ def _amber_build(args) -> None:
     print("\n".join(report.lines()))
     print(statistics_table(report.statistics))
     print(f"Wrote {args.out}" + (f" and {args.jsonl_dir}" if args.jsonl_dir else ""))
+
+
+def _amber_import(args) -> None:
+    from namesake.amber.dataset import statistics_table
+    from namesake.amber.released import import_released
+
+    collections = tuple(dict.fromkeys(args.collections))
+    report = import_released(args.released, args.out, collections=collections)
+    print("\n".join(report.lines()))
+    print(statistics_table(report.statistics))
+    print(f"Wrote {args.out}")
 
 
 def _amber_stats(args) -> None:

@@ -239,7 +239,7 @@ def test_compare_keeps_its_indexes_in_index_dir_and_reuses_them(sample_build, tm
         str(SAMPLE_KILT),
         "--dataset",
         str(out / "dataset"),
-        "--retrievers",
+        "--retriever",
         "bm25",
         "--collections",
         "human",

@@ -78,9 +78,10 @@ def test_every_option_is_hyphenated_has_help_and_keeps_one_meaning():
             for option in action.option_strings:
                 assert "_" not in option, f"{where}: use hyphens"
                 meanings.setdefault(option, set()).add(action.dest)
-            # one way to pass a list: space-separated values after one flag
+            # a list is space-separated values after one flag; only --answer and compare's
+            # --retriever may also repeat the flag (each group of values extends the list)
             if isinstance(action, argparse._AppendAction):
-                assert action.option_strings == ["--answer"], f"{where}: repeated flag"
+                assert action.option_strings in (["--answer"], ["--retriever"]), where
                 assert action.nargs == "+"
             assert not (isinstance(action.default, str) and "," in action.default), where
     assert "--k" not in meanings and "--n" not in meanings
@@ -100,9 +101,15 @@ def test_list_options_take_space_separated_values():
         ["wes", "build", "--dump", "x", "y", "--out", "o", "--thresholds", "2", "1"]
     )
     assert args.dump == ["x", "y"] and args.thresholds == [2, 1]
-    args = parser.parse_args(["amber", "compare", "--corpus", "c", "--dataset", "d", "--out", "o"])
-    assert args.retrievers == ["bm25", "dense"] and args.collections == ["human", "nonhuman"]
+    compare = ["amber", "compare", "--corpus", "c", "--dataset", "d", "--out", "o"]
+    args = parser.parse_args(compare)
+    assert args.retriever is None and args.collections == ["human", "nonhuman"]  # bm25 dense
     assert args.top_k == 100
+    for retrievers in (["tfidf", "bm25"], ["tfidf", "--retriever", "bm25"]):
+        assert parser.parse_args([*compare, "--retriever", *retrievers]).retriever == [
+            "tfidf",
+            "bm25",
+        ]
 
 
 def test_bad_values_are_refused_before_anything_runs(capsys):

