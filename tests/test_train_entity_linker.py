@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 from conftest import load_script
 from test_entity_linker import write_dump
-from tiny_models import accelerate_launch, assert_linear_schedule, save_tiny_bert
+from tiny_models import accelerate_launch, assert_linear_schedule, save_tiny_bert, without_dropout
 
 from namesake.retrieval.corpus import Document
 from namesake.retrieval.linker import EntityLinkRetriever
@@ -160,14 +160,7 @@ def test_two_processes_match_one(tiny, script, tmp_path):
     """2 processes × batch 4 against 1 process × batch 8, dropout off, 24 mentions (3 global
     batches an epoch): the same optimizer steps and learning rates, and since the loss is over
     the gathered global batch, the same losses, up to float noise."""
-    config = json.loads((tiny[1] / "config.json").read_text())
-    model = tmp_path / "no-dropout"
-    model.mkdir()
-    for f in tiny[1].iterdir():
-        (model / f.name).symlink_to(f)
-    (model / "config.json").unlink()
-    config.update(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
-    (model / "config.json").write_text(json.dumps(config))
+    model = without_dropout(tiny[1], tmp_path / "no-dropout")
     extra = ["--num_warmup_steps", "2", "--max_train_mentions", "24"]
     out = tmp_path / "two"
     accelerate_launch(

@@ -37,6 +37,21 @@ def save_tiny_bert(root: Path, num_labels: int | None = None, seed: int = 0) -> 
     return root
 
 
+def without_dropout(model: Path, root: Path) -> Path:
+    """A copy of the saved `model` (its files linked) with dropout off, in `root`: processes
+    that draw different dropout masks could not be compared step for step."""
+    import json
+
+    root.mkdir()
+    for f in model.iterdir():
+        if f.name != "config.json":
+            (root / f.name).symlink_to(f)
+    config = json.loads((model / "config.json").read_text())
+    config.update(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0)
+    (root / "config.json").write_text(json.dumps(config))
+    return root
+
+
 # --- running a training script under several processes -------------------------------------
 
 
