@@ -1198,8 +1198,7 @@ def _wes_fit_scorer(args) -> None:
 def _retrieve(args) -> None:
     from namesake.amber.retrieve import open_retriever, retrieve_config
 
-    dense = args.retriever in ("dense", "dpr")
-    if args.similarity and not dense:
+    if args.similarity and args.retriever not in ("dense", "dpr"):
         raise NamesakeError("--similarity goes with --retriever dense or dpr")
     if args.retriever == "dpr" and (args.model or args.query_model):
         raise NamesakeError(
@@ -1208,10 +1207,6 @@ def _retrieve(args) -> None:
         )
     if args.retriever != "dpr" and (args.dpr_question_encoder or args.dpr_context_encoder):
         raise NamesakeError("--dpr-question-encoder/--dpr-context-encoder go with --retriever dpr")
-    if dense and args.index:
-        from namesake.retrieval.dense import check_index_similarity
-
-        check_index_similarity(args.index, args.similarity)
     options = {}
     if args.retriever == "dense":
         options = {"index": args.index_type, "query_model": args.query_model}
@@ -1280,11 +1275,6 @@ def _amber_compare(args) -> None:
         options["dpr"] = _dpr_options(args)
     if args.similarity:
         options["dense"] = {"similarity": args.similarity}
-        if args.index_dir:
-            from namesake.retrieval.dense import check_index_similarity
-
-            for kind in ("dense", "dpr"):
-                check_index_similarity(Path(args.index_dir, kind), args.similarity)
     table = compare_retrievers(
         args.corpus,
         args.dataset,

@@ -44,7 +44,11 @@ def open_retriever(
 
     retriever = retriever_class(kind)
     if saved is not None and Path(saved).exists():
-        return retriever.load(saved, mmap=kind != "bm25")
+        # A saved index is searched as it was built: a similarity asked for must agree with it
+        # (the dense kinds' load refuses another one, naming the index's settings file).
+        similarity = build_options.get("similarity")
+        load_options = {"similarity": similarity} if similarity else {}
+        return retriever.load(saved, mmap=kind != "bm25", **load_options)
     if corpus is None:
         raise FileNotFoundError(f"{saved}: no saved index, and no --corpus to build one from")
     built = retriever.build(read_kilt_documents(corpus), **build_options)

@@ -184,14 +184,6 @@ def check_similarity(settings: dict, similarity: str | None, settings_file: Path
         )
 
 
-def check_index_similarity(folder: str | os.PathLike, similarity: str | None) -> None:
-    """:func:`check_similarity` against a saved index folder, if there is one."""
-    settings_file = Path(folder) / SETTINGS_FILE
-    if similarity is not None and settings_file.is_file():
-        settings, _ = read_index_files(folder, KIND)
-        check_similarity(settings, similarity, settings_file)
-
-
 IN_MEMORY_INDEX_TYPES = ("flat", "ivf", "hnsw")
 
 
