@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 from namesake.amber.instances import TASKS
-from namesake.amber.paper import COLLECTION_NAMES, paper_line
-from namesake.amber.reference import COLLECTIONS
+from namesake.amber.paper import paper_line
+from namesake.amber.reference import COLLECTION_NAMES, COLLECTIONS
 from namesake.amber.report import evaluate_run, results_table
 from namesake.amber.retrieve import open_retriever, retrieve_config
 from namesake.io import atomic_file

@@ -15,6 +15,7 @@ import yaml
 
 import namesake
 from namesake.amber.instances import TASKS
+from namesake.amber.reference import COLLECTION_NAMES
 from namesake.dataset_folder import WrittenConfig, card_entries, write_config
 from namesake.io import BadInputError
 
@@ -214,7 +215,7 @@ def property_table(stats: dict[str, dict]) -> str:
 
 
 def _display_name(collection: str) -> str:
-    return {"human": "AmbER-H", "nonhuman": "AmbER-N"}.get(collection, collection)
+    return COLLECTION_NAMES.get(collection, collection)
 
 
 def dataset_card(

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
+from namesake.amber.reference import COLLECTION_NAMES
 from namesake.data import DATA_DIR
 from namesake.io import BadInputError
 
@@ -33,7 +34,6 @@ KIND_SYSTEMS = {
 KINDS_NOT_IN_PAPER = ("bm25", "dense")
 PAPER_KINDS = tuple(KIND_SYSTEMS) + KINDS_NOT_IN_PAPER
 
-COLLECTION_NAMES = {"human": "AmbER-H", "nonhuman": "AmbER-N"}
 TASK_NAMES = {"fc": "FC", "sf": "SF", "qa": "QA"}
 
 NOT_IN_PAPER = "not in the paper"

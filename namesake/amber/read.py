@@ -48,7 +48,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from namesake.amber.paper import COLLECTION_NAMES, TASK_NAMES
+from namesake.amber.paper import TASK_NAMES
+from namesake.amber.reference import COLLECTION_NAMES
 from namesake.io import NamesakeError, atomic_file
 from namesake.text import token_f1
 

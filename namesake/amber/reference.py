@@ -12,6 +12,7 @@ from pathlib import Path
 from namesake.io import BadInputError
 
 COLLECTIONS = ("human", "nonhuman")
+COLLECTION_NAMES = {"human": "AmbER-H", "nonhuman": "AmbER-N"}  # as the paper names them
 BUNDLED_REFERENCE = Path(__file__).parent / "reference"
 # Stage 2 reads these on relation values to add aliases ("guitar" -> "guitarist").
 PRACTICED_BY, USED_BY = "P3095", "P1535"

@@ -26,7 +26,6 @@ MAX_QUERY_CHARS = 1_000
 MAX_PASSAGE_CHARS = 5_000
 MAX_K = 20
 RANK_DEPTH = 100  # the set browser ranks the gold page within this many documents
-COLLECTION_NAMES = {"human": "AmbER-H", "nonhuman": "AmbER-N"}
 
 
 class SpaceInputError(NamesakeError):

@@ -11,8 +11,8 @@ import re
 from collections.abc import Sequence
 from html import escape
 
+from namesake.amber.reference import COLLECTION_NAMES
 from namesake.space.explorer import (
-    COLLECTION_NAMES,
     RANK_DEPTH,
     AttentionView,
     Hit,
