@@ -9,7 +9,7 @@ import sys
 from pathlib import Path
 
 from namesake.amber.reference import COLLECTIONS
-from namesake.amber.retrieve import RETRIEVER_KINDS
+from namesake.amber.retrieve import CANDIDATES, RETRIEVER_KINDS
 from namesake.io import BadInputError, NamesakeError
 
 
@@ -182,6 +182,7 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     )
     _add_dpr_encoders(compare)
     _add_similarity(compare)
+    _add_candidates(compare)
     compare.add_argument(
         "--index-dir", help="keep the indexes in <index-dir>/bm25|dense (reused when present)"
     )
@@ -804,8 +805,19 @@ def _add_retrieve(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--top-k", type=_positive_int, default=100, help="documents retrieved per query"
     )
+    _add_candidates(parser)
     parser.add_argument("--out", required=True, help="predictions file (JSON lines)")
     parser.set_defaults(run=_retrieve)
+
+
+def _add_candidates(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--candidates",
+        choices=CANDIDATES,
+        default="all",
+        help="all: rank the whole corpus (default); set: rank only the pages of each query's "
+        "AmbER set (the paper's Table 8 setting)",
+    )
 
 
 def _add_evaluate(parser: argparse.ArgumentParser) -> None:
@@ -1218,7 +1230,9 @@ def _retrieve(args) -> None:
     elif args.retriever == "link" and args.model:
         options = {"model": args.model}
     retriever = open_retriever(args.retriever, args.corpus, args.index, **options)
-    count = retrieve_config(retriever, args.dataset, args.config, args.top_k, args.out)
+    count = retrieve_config(
+        retriever, args.dataset, args.config, args.top_k, args.out, args.candidates
+    )
     print(f"Wrote {count} predictions to {args.out}")
 
 
@@ -1285,6 +1299,7 @@ def _amber_compare(args) -> None:
         metric_path=args.metric,
         index_dir=args.index_dir,
         retriever_options=options or None,
+        candidates=args.candidates,
     )
     print(table)
     print(f"Predictions, per-run reports and plots: {args.out}")

@@ -6,7 +6,7 @@ import os
 from pathlib import Path
 
 from namesake.amber.instances import TASKS
-from namesake.amber.paper import paper_line
+from namesake.amber.paper import paper_kind, paper_line
 from namesake.amber.reference import COLLECTION_NAMES, COLLECTIONS
 from namesake.amber.report import evaluate_run, results_table
 from namesake.amber.retrieve import open_retriever, retrieve_config
@@ -25,6 +25,7 @@ def compare_retrievers(
     metric_path: str | os.PathLike | None = None,
     index_dir: str | os.PathLike | None = None,
     retriever_options: dict[str, dict] | None = None,
+    candidates: str = "all",
 ) -> str:
     """Runs and scores every (retriever, collection, task); writes and returns the table.
 
@@ -34,6 +35,8 @@ def compare_retrievers(
     ``index_dir``, each retriever's index is loaded from ``index_dir/<retriever>`` or, when
     missing, built there (the Space reads them).
     ``retriever_options``: per kind, the build options of that retriever (models, settings).
+    ``candidates="set"`` ranks only each query's AmbER set (Table 8's setting): no figure of
+    the paper's Tables 5-6 compares with it, so its paper cells say "not in the paper".
     """
     out = Path(out)
     metric = load_metric("entity_confusion", metric_path)
@@ -45,7 +48,7 @@ def compare_retrievers(
             for task in TASKS:
                 config = f"{collection}_{task}"
                 predictions = out / "predictions" / f"{kind}-{config}.jsonl"
-                retrieve_config(retriever, dataset, config, k, predictions)
+                retrieve_config(retriever, dataset, config, k, predictions, candidates)
                 metrics = evaluate_run(
                     dataset,
                     config,
@@ -54,6 +57,7 @@ def compare_retrievers(
                     list(k_values),
                     metric,
                     retriever=kind,
+                    candidates=candidates,
                 )
                 label = {
                     "Retriever": kind,
@@ -61,10 +65,12 @@ def compare_retrievers(
                     "Task": task.upper(),
                 }
                 rows.append((label, metrics))
-                paper_rows.append((kind, collection, task))
+                paper_rows.append((paper_kind(kind, candidates), collection, task))
     table = results_table(rows, list(k_values), paper_rows=paper_rows)
     with atomic_file(out / "results.md", "w") as f:
-        f.write(f"# AmbER retrieval results\n\nk = {k} retrieved documents per query.\n\n")
+        f.write(f"# AmbER retrieval results\n\nk = {k} retrieved documents per query")
+        f.write(", ranked within each query's AmbER set.\n\n" if candidates == "set" else ".\n\n")
         f.write(table + "\n\n")
-        f.write("".join(f"- {paper_line(kind)}\n" for kind in retrievers))
+        lines = dict.fromkeys(paper_line(paper_kind(kind, candidates)) for kind in retrievers)
+        f.write("".join(f"- {line}\n" for line in lines))
     return table

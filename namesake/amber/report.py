@@ -14,7 +14,7 @@ matplotlib.use("Agg")  # files only; no display needed
 import matplotlib.pyplot as plt  # noqa: E402
 
 from namesake.amber.evaluation import GapBin, load_amber, score_predictions  # noqa: E402
-from namesake.amber.paper import paper_line, paper_tables, split_config  # noqa: E402
+from namesake.amber.paper import paper_kind, paper_line, paper_tables, split_config  # noqa: E402
 from namesake.amber.predictions import read_predictions  # noqa: E402
 from namesake.io import atomic_directory  # noqa: E402
 
@@ -112,10 +112,11 @@ def write_report(
     """Writes the three report files into ``out``, replacing it atomically.
 
     ``about["retriever"]``: the kind of retriever that made the predictions, or None; the
-    table shows the AmbER paper's figures for the same kind beside ours.
+    table shows the AmbER paper's figures for the same kind beside ours (none for a ranking
+    within each query's set, ``about["candidates"] == "set"``).
     """
     overall_gap = metrics["accuracy@1_head"] - metrics["accuracy@1_tail"]
-    kind = about.get("retriever")
+    kind = paper_kind(about.get("retriever"), about.get("candidates", "all"))
     collection, task = split_config(about["config"])
     record = {
         **about,
@@ -173,10 +174,12 @@ def evaluate_run(
     metric,
     allow_missing: bool = False,
     retriever: str | None = None,
+    candidates: str = "all",
 ) -> dict:
     """Scores one predictions file on one AmbER config and writes its report; returns metrics.
 
-    ``retriever``: the kind that made the predictions (e.g. ``dpr``), for the paper's figures.
+    ``retriever``: the kind that made the predictions (e.g. ``dpr``), for the paper's figures;
+    ``candidates``: "set" when each query was ranked within its AmbER set only.
     """
     queries, entities = load_amber(dataset, config)
     predictions = read_predictions(predictions_path)
@@ -188,6 +191,7 @@ def evaluate_run(
         "config": config,
         "predictions": str(predictions_path),
         "retriever": retriever,
+        "candidates": candidates,
     }
     write_report(out, metrics, bins, k_values, about)
     return metrics

@@ -7,10 +7,14 @@ run, as "module:Class", imported only when used, so that the CLI starts fast."""
 from __future__ import annotations
 
 import importlib
+import logging
 import os
 from pathlib import Path
 
 from namesake.amber.predictions import write_predictions
+from namesake.io import NamesakeError
+
+logger = logging.getLogger(__name__)
 
 RETRIEVERS = {
     "bm25": "namesake.retrieval.bm25:BM25Retriever",
@@ -20,6 +24,8 @@ RETRIEVERS = {
     "link": "namesake.retrieval.linker:EntityLinkRetriever",
 }
 RETRIEVER_KINDS = tuple(RETRIEVERS)
+#: what a query's ranking is drawn from: the whole corpus, or the pages of its AmbER set
+CANDIDATES = ("all", "set")
 
 
 def retriever_class(kind: str):
@@ -57,11 +63,61 @@ def open_retriever(
     return built
 
 
-def retrieve_config(retriever, dataset: str, config: str, k: int, out: str | os.PathLike) -> int:
-    """Answers every query of ``config``; returns the number of queries."""
+def retrieve_config(
+    retriever,
+    dataset: str,
+    config: str,
+    k: int,
+    out: str | os.PathLike,
+    candidates: str = "all",
+) -> int:
+    """Answers every query of ``config``; returns the number of queries.
+
+    ``candidates``: "all" searches the whole corpus; "set" ranks only the pages of the query's
+    own AmbER set (the paper's Table 8 setting), at most ``k`` of them.
+    """
     from datasets import load_dataset
 
-    queries = load_dataset(dataset, config, split="test")
-    rankings = retriever.search(list(queries["input"]), k)
+    if candidates not in CANDIDATES:
+        raise ValueError(f"candidates must be one of {CANDIDATES}, not {candidates!r}")
+    if candidates == "set":
+        queries, pages = set_pages(dataset, config)
+        rankings = retriever.rank_candidates(list(queries["input"]), pages)
+        rankings = [ranking[:k] for ranking in rankings]
+        held = retriever.candidate_rows
+        unknown = {page for query_pages in pages for page in query_pages if page not in held}
+        if unknown:
+            logger.warning(
+                "%s: %d set pages are not in the retriever's corpus and cannot be ranked (e.g. %s)",
+                config,
+                len(unknown),
+                ", ".join(sorted(unknown)[:3]),
+            )
+    else:
+        queries = load_dataset(dataset, config, split="test")
+        rankings = retriever.search(list(queries["input"]), k)
     write_predictions(out, zip(queries["id"], rankings, strict=True))
     return len(queries)
+
+
+def set_pages(dataset: str, config: str):
+    """The queries of ``config`` and, per query, the pages of its AmbER set (its entity's and
+    the namesakes'), from the collection's ``<collection>_entities`` config."""
+    from namesake.amber.evaluation import build_references, load_amber
+
+    needs = (
+        f"--candidates set ranks the pages of each query's AmbER set: {dataset} needs a 'name' "
+        f"column in {config} and a '{config.split('_')[0]}_entities' config"
+    )
+    try:
+        queries, entities = load_amber(dataset, config)
+    except ValueError as error:  # datasets: no such config
+        if "_entities" not in str(error):
+            raise
+        raise NamesakeError(f"{needs}; it has no such config") from None
+    missing = {"name", "qid", "is_head", "gold_wikipedia_ids"} - set(queries.column_names)
+    missing |= {"name", "qid", "wikipedia_ids"} - set(entities.column_names)
+    if missing:
+        raise NamesakeError(f"{needs}; columns missing: {', '.join(sorted(missing))}")
+    references = build_references(queries, entities)
+    return queries, [ref["gold_ids"] + ref["confuser_ids"] for ref in references]

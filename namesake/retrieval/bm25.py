@@ -40,6 +40,7 @@ from bm25s.tokenization import Tokenizer
 from tqdm.auto import tqdm
 
 from namesake.io import atomic_directory
+from namesake.retrieval.candidates import candidate_rows, ranked
 from namesake.retrieval.corpus import Document
 from namesake.retrieval.storage import read_index_files, write_index_files
 
@@ -322,6 +323,8 @@ def _build_model(
 class BM25Retriever:
     """Ranks documents for a query with BM25; see the module docstring."""
 
+    candidate_rows = candidate_rows
+
     def __init__(self, model: bm25s.BM25, tokenizer: Tokenizer, document_ids: list[str]):
         self.model = model
         self.tokenizer = tokenizer
@@ -380,6 +383,19 @@ class BM25Retriever:
     def __len__(self) -> int:
         return len(self.document_ids)
 
+    def _query_tokens(self, queries: list[str]) -> list[list[int]]:
+        """Each query's token ids (none for a query of only stopwords or unknown words)."""
+        query_ids = self.tokenizer.tokenize(
+            list(queries), update_vocab=False, show_progress=False, return_as="ids"
+        )
+        return [[] if tokens == [self._empty_token] else tokens for tokens in query_ids]
+
+    def _score_arrays(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The term-major score matrix as plain (possibly read-only) arrays for numba, also
+        when memory-mapped."""
+        scores = self.model.scores
+        return tuple(np.asarray(scores[name]) for name in ("data", "indices", "indptr"))
+
     def search(self, queries: list[str], k: int) -> list[list[tuple[str, float]]]:
         """Per query, up to `k` (document id, score) pairs, best first.
 
@@ -391,10 +407,7 @@ class BM25Retriever:
             raise TypeError("queries must be a list of strings, not one string")
         if k < 1 or not queries:
             return [[] for _ in queries]
-        query_ids = self.tokenizer.tokenize(
-            list(queries), update_vocab=False, show_progress=False, return_as="ids"
-        )
-        query_ids = [[] if tokens == [self._empty_token] else tokens for tokens in query_ids]
+        query_ids = self._query_tokens(queries)
         lengths = np.fromiter(map(len, query_ids), dtype=np.int64, count=len(query_ids))
         offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
@@ -403,12 +416,10 @@ class BM25Retriever:
         found_docs = np.empty((len(query_ids), k), dtype=np.int32)
         found_scores = np.empty((len(query_ids), k), dtype=np.float32)
         found = np.zeros(len(query_ids), dtype=np.int64)
-        scores = self.model.scores
-        # np.asarray: plain (possibly read-only) arrays for numba, also when memory-mapped
-        data, rows, indptr = (np.asarray(scores[name]) for name in ("data", "indices", "indptr"))
+        data, rows, indptr = self._score_arrays()
         if self._column_max is None:  # one pass over the matrix, on the first search
             self._column_max = _column_max(data, indptr)
-        matrix = (data, rows, indptr, self._column_max, int(scores["num_docs"]))
+        matrix = (data, rows, indptr, self._column_max, int(self.model.scores["num_docs"]))
 
         def run(first: int, last: int) -> None:
             _search_queries(
@@ -433,6 +444,20 @@ class BM25Retriever:
             )
             for q, n in enumerate(found.tolist())
         ]
+
+    def rank_candidates(
+        self, queries: list[str], candidates: list[list[str]]
+    ) -> list[list[tuple[str, float]]]:
+        """Per query, its candidate pages ranked as :meth:`search` ranks them (same scores,
+        pages with score 0 left out); see ``namesake.retrieval.candidates``."""
+        data, rows, indptr = self._score_arrays()
+        results = []
+        for tokens, pages in zip(self._query_tokens(queries), candidates, strict=True):
+            query = np.asarray(tokens, dtype=np.int32)
+            documents = self.candidate_rows(pages)
+            scores = [_score(data, rows, indptr, query, int(doc)) for doc in documents]
+            results.append(ranked(documents, np.asarray(scores), self._ids, positive_only=True))
+        return results
 
     def save(self, path: str | os.PathLike) -> None:
         """Writes the index to directory `path`, replacing it only once complete."""

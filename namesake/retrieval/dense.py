@@ -50,6 +50,7 @@ from __future__ import annotations
 import os
 from array import array
 from collections.abc import Iterable
+from functools import cached_property
 from pathlib import Path
 
 import faiss
@@ -57,6 +58,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from namesake.io import BadInputError, atomic_directory
+from namesake.retrieval.candidates import candidate_rows, ranked, stored_vectors
 from namesake.retrieval.corpus import (
     PASSAGE_WORDS,
     Document,
@@ -226,6 +228,8 @@ def _index_facts(index) -> dict:
 class DenseRetriever:
     """Ranks documents by their best passage's similarity (cosine or dot product: the
     model's own unless chosen); see the module docstring."""
+
+    candidate_rows = candidate_rows
 
     def __init__(
         self,
@@ -535,6 +539,49 @@ class DenseRetriever:
                 strict=True,
             )
         )
+
+    def rank_candidates(
+        self, queries: list[str], candidates: list[list[str]]
+    ) -> list[list[tuple[str, float]]]:
+        """Per query, its candidate pages ranked by their best passage's exact score (the
+        score :meth:`search` gives them); see ``namesake.retrieval.candidates``."""
+        if not len(queries):
+            return []
+        results = []
+        for query, pages in zip(self.encode_queries(queries), candidates, strict=True):
+            documents = self.candidate_rows(pages)
+            passages, owners = self._passages_of(documents)
+            scores = self._passage_vectors(passages) @ query
+            best = np.full(len(documents), -np.inf, dtype=np.float32)
+            np.maximum.at(best, owners, scores)
+            results.append(ranked(documents, best, self._ids))
+        return results
+
+    def _passages_of(self, documents: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Every passage of the given document rows, and the position in `documents` of each
+        passage's document."""
+        order, starts = self._passage_order
+        first = starts[documents]
+        counts = starts[documents + 1] - first
+        owners = np.repeat(np.arange(len(documents)), counts)
+        # positions first[i] .. first[i] + counts[i] - 1 of every document i, concatenated
+        within = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+        return order[np.repeat(first, counts) + within], owners
+
+    @cached_property
+    def _passage_order(self) -> tuple[np.ndarray, np.ndarray]:
+        """Passage numbers sorted by document, and where each document's passages start."""
+        documents = np.asarray(self.passage_documents)
+        order = np.argsort(documents, kind="stable")
+        starts = np.searchsorted(documents[order], np.arange(len(self.document_ids) + 1))
+        return order, starts
+
+    def _passage_vectors(self, passages: np.ndarray) -> np.ndarray:
+        """The passages' vectors as searched: the stored embeddings when the index re-ranks
+        on them (product-quantised codes are approximate), else the index's own."""
+        if self.embeddings is not None:
+            return self.embeddings.passage_vectors(passages)
+        return stored_vectors(self.shards, passages)
 
     # --- building from an embeddings folder ---------------------------------------------
 

@@ -41,6 +41,7 @@ from namesake.linking.query_mentions import (
     find_mentions,
     load_mention_pipeline,
 )
+from namesake.retrieval.candidates import candidate_rows, ranked, stored_vectors
 from namesake.retrieval.corpus import Document
 from namesake.retrieval.dense import DEFAULT_MODEL, embedding_dimension, load_encoder
 from namesake.retrieval.faiss_index import factory_string, new_index, read_index
@@ -54,6 +55,8 @@ CHUNK_PAGES = 4096
 
 class EntityLinkRetriever:
     """Ranks pages by how well they link a query's mentions; see the module docstring."""
+
+    candidate_rows = candidate_rows
 
     def __init__(self, index, document_ids: list[str], settings: dict, encoder=None, nlp=None):
         self.index = index
@@ -212,6 +215,25 @@ class EntityLinkRetriever:
                     strict=True,
                 )
             )
+        return results
+
+    def rank_candidates(
+        self, queries: list[str], candidates: list[list[str]]
+    ) -> list[list[tuple[str, float]]]:
+        """Per query, its candidate pages ranked by their best score over the query's mentions
+        (the score :meth:`search` gives them; none for a query without a mention); see
+        ``namesake.retrieval.candidates``."""
+        inputs, owners = self.mention_inputs(list(queries))
+        mentions = self._encode(inputs) if inputs else np.zeros((0, self.index.d), np.float32)
+        results = []
+        for number, pages in enumerate(candidates):
+            documents = self.candidate_rows(pages)
+            found = mentions[owners == number]
+            if not len(found) or not len(documents):
+                results.append([])
+                continue
+            scores = (stored_vectors([(0, self.index)], documents) @ found.T).max(axis=1)
+            results.append(ranked(documents, scores, self._ids))
         return results
 
     # --- saving -------------------------------------------------------------------------

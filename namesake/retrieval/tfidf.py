@@ -50,6 +50,7 @@ from sklearn.feature_extraction.text import HashingVectorizer
 from tqdm.auto import tqdm
 
 from namesake.io import BadInputError, NamesakeError, atomic_directory
+from namesake.retrieval.candidates import candidate_rows, ranked
 from namesake.retrieval.corpus import Document
 from namesake.retrieval.storage import read_index_files, write_index_files
 
@@ -170,6 +171,8 @@ def _top(scores: np.ndarray, documents: np.ndarray, k: int) -> tuple[np.ndarray,
 class TfidfRetriever:
     """Ranks documents for a query with DrQA's hashed bigram TF-IDF; see the module docstring."""
 
+    candidate_rows = candidate_rows
+
     def __init__(
         self,
         folder: str | os.PathLike,
@@ -265,14 +268,19 @@ class TfidfRetriever:
             found = pool.map(self._search_batch, batches, [k] * len(batches))
             return [ranking for rankings in found for ranking in rankings]
 
-    def _search_batch(self, queries: list[str], k: int) -> list[list[tuple[str, float]]]:
+    def _compact_weights(self, queries: list[str]) -> tuple[sp.csr_matrix, np.ndarray]:
+        """The queries' weights over only their buckets (columns renumbered to
+        0..len(buckets)-1), and those buckets, sorted."""
         weights = self.query_weights(queries)
         buckets = np.unique(weights.indices)
-        # the same queries over only their buckets: columns renumbered to 0..len(buckets)-1
         compact = sp.csr_matrix(
             (weights.data, np.searchsorted(buckets, weights.indices), weights.indptr),
             shape=(len(queries), len(buckets)),
         )
+        return compact, buckets
+
+    def _search_batch(self, queries: list[str], k: int) -> list[list[tuple[str, float]]]:
+        compact, buckets = self._compact_weights(queries)
         found: list[list[tuple[np.ndarray, np.ndarray]]] = [[] for _ in queries]
         first = 0
         for shard, size in zip(self._shards, self.shard_sizes, strict=True):
@@ -302,6 +310,36 @@ class TfidfRetriever:
                 )
             )
         return results
+
+    def rank_candidates(
+        self, queries: list[str], candidates: list[list[str]]
+    ) -> list[list[tuple[str, float]]]:
+        """Per query, its candidate pages ranked as :meth:`search` ranks them (same scores,
+        pages with score 0 left out); see ``namesake.retrieval.candidates``."""
+        results: list[list[tuple[str, float]]] = []
+        for start in range(0, len(queries), QUERY_BATCH):
+            end = start + QUERY_BATCH
+            results += self._rank_batch(list(queries[start:end]), candidates[start:end])
+        return results
+
+    def _rank_batch(
+        self, queries: list[str], candidates: list[list[str]]
+    ) -> list[list[tuple[str, float]]]:
+        rows = [self.candidate_rows(pages) for pages in candidates]
+        wanted = np.unique(np.concatenate([np.zeros(0, np.int64), *rows]))
+        compact, buckets = self._compact_weights(queries)
+        scores = np.zeros((len(queries), len(wanted)))
+        first = 0
+        for shard, size in zip(self._shards, self.shard_sizes, strict=True):
+            inside = (wanted >= first) & (wanted < first + size)
+            if inside.any():
+                postings = shard.postings(buckets, size)[:, wanted[inside] - first]
+                scores[:, inside] = (compact @ postings).toarray()
+            first += size
+        return [
+            ranked(found, scores[q, np.searchsorted(wanted, found)], self._ids, positive_only=True)
+            for q, found in enumerate(rows)
+        ]
 
     def save(self, path: str | os.PathLike) -> None:
         """Writes the index to directory `path`, replacing it only once complete.
