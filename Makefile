@@ -57,6 +57,10 @@ demo:
 	$(BIN)/namesake amber compare --corpus dataset_scripts/amber/sample/kilt_knowledgesource-sample.json \
 		--dataset $(DEMO_OUT)/amber --out $(DEMO_OUT)/retrieval --index-dir $(DEMO_OUT)/indexes \
 		--retriever tfidf bm25 dense link
+	# The same retrievers ranking only each query's AmbER set (the paper's Table 8 setting).
+	$(BIN)/namesake amber compare --corpus dataset_scripts/amber/sample/kilt_knowledgesource-sample.json \
+		--dataset $(DEMO_OUT)/amber --out $(DEMO_OUT)/retrieval_within_sets \
+		--index-dir $(DEMO_OUT)/indexes --retriever tfidf bm25 dense link --candidates set
 	# WES from the real 206-page Wikipedia excerpt (--all-targets keeps links to pages outside
 	# it), with look-alike negatives (lexical, substring, cooccurrence) in *hardpairs configs.
 	$(BIN)/python dataset_scripts/wes/build.py --out $(DEMO_OUT)/wes --all-targets
