@@ -9,7 +9,8 @@ do; what would otherwise be written three times, and drift apart, lives here:
   ``--num_train_epochs``, ``--max_train_steps``, ...);
 - :func:`make_accelerator`, :func:`setup_logging`: the ``Accelerator`` (seedable sampler, so a
   resumed run sees the same batches; trackers with ``--with_tracking``) and accelerate's
-  ``get_logger`` logging;
+  ``get_logger`` logging; :func:`add_mixed_precision_argument` and
+  :func:`resolve_mixed_precision`: one ``--mixed_precision`` for the Accelerator;
 - :func:`training_steps` and :func:`create_scheduler`: the learning-rate schedule sized right
   under any number of processes;
 - :class:`TrainingRun`: a loop's schedule, position (epochs left, batches to skip after a
@@ -210,6 +211,32 @@ def make_accelerator(args, **kwargs):
         dataloader_config=DataLoaderConfiguration(use_seedable_sampler=True),
         **kwargs,
     )
+
+
+MIXED_PRECISION_CHOICES = ("auto", "no", "fp16", "bf16")
+
+
+def add_mixed_precision_argument(parser: argparse.ArgumentParser, default: str) -> None:
+    """``--mixed_precision``, the same choices in every script (:func:`resolve_mixed_precision`
+    turns ``auto`` into what the machine has)."""
+    parser.add_argument(
+        "--mixed_precision",
+        default=default,
+        choices=MIXED_PRECISION_CHOICES,
+        help=f"the Accelerator's mixed precision; auto: bf16 on a GPU that has it, else fp16 "
+        f"on GPU, else none (default: {default})",
+    )
+
+
+def resolve_mixed_precision(choice: str) -> str:
+    """The Accelerator's ``mixed_precision`` for ``--mixed_precision`` `choice`."""
+    if choice != "auto":
+        return choice
+    import torch
+
+    if torch.cuda.is_available():
+        return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
+    return "no"
 
 
 def start_tracking(accelerator, args, project: str) -> None:

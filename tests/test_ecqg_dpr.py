@@ -2,6 +2,9 @@
 
 import json
 import math
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -252,6 +255,7 @@ def test_model_card_has_eval_results(trained):
     results = header["model-index"][0]["results"][0]
     types = {m["type"]: m["value"] for m in results["metrics"]}
     assert set(types) == {f"top_{k}_accuracy" for k in (1, 5, 20, 100)}
+    assert results["dataset"]["split"] == "dev"  # --dev_split_name's default
     assert types["top_1_accuracy"] == pytest.approx(metrics["dev"]["top_1"], abs=1e-4)
     assert "| 1 |" in card
     assert header["library_name"] == "sentence-transformers"
@@ -369,3 +373,69 @@ def test_two_processes_schedule_and_steps_match_one(tiny, tmp_path):
     assert_linear_schedule(two["learning_rates"], 1e-3, warmup=2, steps=8)
     assert two["learning_rates"] == pytest.approx(one["learning_rates"])
     assert (out / "st_question_encoder" / "modules.json").is_file()
+
+
+# --- several training files, an empty one, the held-out split's name -----------------------
+
+
+def test_two_train_files_counted_and_trained_together(tiny, tmp_path):
+    items = dpr_items()
+    gold, synthetic = tmp_path / "gold.json", tmp_path / "synthetic.json"
+    gold.write_text(json.dumps(items[:10]))
+    synthetic.write_text(json.dumps(items[10:] + [{"question": "no answers"}]))
+    out = tmp_path / "mixed"
+    args = train_args(tiny, out, "--num_train_epochs", "2", "--per_device_train_batch_size", "4")
+    args[1:2] = [str(gold), str(synthetic)]  # replaces the fixture's single --train_file
+    # A process of its own: Accelerate keeps one mixed precision per process, and the other
+    # tests' runs in this one use none.
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "training" / "train_dpr.py"), *args,
+         "--dev_split_name", "held-out passages", "--mixed_precision", "bf16"],
+        env=dict(os.environ, CUDA_VISIBLE_DEVICES="", PYTHONPATH=str(ROOT)),
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    metrics = json.loads((out / "metrics.json").read_text())
+    assert metrics["train_files"] == [
+        {"path": str(gold), "items": 10, "skipped": 0},
+        {"path": str(synthetic), "items": 6, "skipped": 1},
+    ]
+    assert metrics["num_train"] == 16 and metrics["skipped_train_items"] == 1
+    assert metrics["steps"] == len(metrics["losses"]) == 8  # 16 items / batch 4 × 2 epochs
+    assert metrics["mixed_precision"] == "bf16"
+    assert metrics["dev"]["split"] == "held-out passages"
+    card = (out / "README.md").read_text()
+    assert "16 DPR-format items: `gold.json` (10 items), `synthetic.json` (6 items)" in card
+    header = yaml.safe_load(card.split("---")[1])
+    results = header["model-index"][0]["results"]
+    assert {r["dataset"]["split"] for r in results} == {"held-out passages"}
+    assert {r["dataset"]["name"] for r in results} == {"dev.json"}
+    metric_types = {m["type"] for r in results for m in r["metrics"]}
+    assert metric_types == {f"top_{k}_accuracy" for k in (1, 5, 20, 100)}
+
+
+def test_empty_train_file_is_an_error_naming_it(tiny, tmp_path):
+    empty = tmp_path / "synthetic.json"
+    empty.write_text("[]")
+    out = tmp_path / "mixed"
+    args = train_args(tiny, out)
+    args[1:2] = [args[1], str(empty)]
+    with pytest.raises(SystemExit, match=f"{empty} holds no training item"):
+        load_script("train_dpr").main(args)
+    assert not out.exists()
+
+
+def test_empty_train_file_explained_not_trained(tiny, tmp_path):
+    from namesake.ecqg.dpr.not_trained import not_trained_reason
+
+    empty = tmp_path / "synthetic.json"
+    empty.write_text(json.dumps([{"question": "malformed: no answers"}]))
+    out = tmp_path / "mixed"
+    (out / "question_encoder").mkdir(parents=True)  # an earlier run's model: must not remain
+    args = train_args(tiny, out, "--if_empty", "explain")
+    args[1:2] = [args[1], str(empty)]
+    assert load_script("train_dpr").main(args) is None
+    assert [p.name for p in out.iterdir()] == ["not_trained.json"]
+    reason = not_trained_reason(out)
+    assert reason == f"{empty} holds no training item (1 malformed skipped)"
+    assert not not_trained_reason(tmp_path)  # only the output folder says so

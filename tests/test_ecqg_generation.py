@@ -2,17 +2,21 @@
 train_qg.py and `namesake ecqg generate` on a tiny random BART."""
 
 import json
+import math
 from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 import spacy
+import torch
+import yaml
 from conftest import load_script
 from tiny_models import accelerate_launch, assert_linear_schedule, save_tiny_bart
 
 from namesake.cli import main
 from namesake.ecqg.dpr.data import read_dpr_file
+from namesake.ecqg.dpr.split import split_gold_file
 from namesake.ecqg.generation import (
     conditioning_entity,
     format_source,
@@ -277,10 +281,15 @@ def test_train_qg_push_to_hub_only_when_asked(
     assert calls == [("create", "me/qg"), ("upload", "me/qg")]
 
 
-def test_train_qg_two_processes_schedule_and_steps_match_one(train_file, tiny_bart, tmp_path):
+def test_train_qg_two_processes_schedule_and_steps_match_one(
+    train_file, gold_split, tiny_bart, tmp_path
+):
     """2 processes × batch 1 and 1 process × batch 2: the same global batch, so the same
-    optimizer steps and the same learning rate at each; warm-up, peak, 0 at the last step."""
+    optimizer steps and the same learning rate at each; warm-up, peak, 0 at the last step.
+    The held-out loss covers each held-out example once (13, split unevenly over 2 processes
+    in batches of 2), and nearly matches: only dropout noise differs."""
     schedule = ["--unconditioned", "--num_train_epochs", "2", "--num_warmup_steps", "2"]
+    schedule += ["--validation_file", str(gold_split[1]), "--per_device_eval_batch_size", "2"]
     out = tmp_path / "qg2"
     accelerate_launch(
         ROOT / "training" / "train_qg.py",
@@ -295,6 +304,66 @@ def test_train_qg_two_processes_schedule_and_steps_match_one(train_file, tiny_ba
     assert two["steps"] == one["steps"] == 8  # 8 examples / global batch 2 × 2 epochs
     assert_linear_schedule(two["learning_rates"], 3e-3, warmup=2, steps=8)
     assert two["learning_rates"] == pytest.approx(one["learning_rates"])
+    assert two["validation"]["examples"] == one["validation"]["examples"] == 13
+    assert two["validation"]["tokens"] == one["validation"]["tokens"]
+    assert two["validation"]["loss"] == pytest.approx(one["validation"]["loss"], rel=0.05)
+
+
+@pytest.fixture(scope="module")
+def gold_split(tmp_path_factory):
+    """The demo file split by passage: (train file, held-out file, held-out items)."""
+    folder = tmp_path_factory.mktemp("gold-split")
+    train, held_out = folder / "train.json", folder / "held-out.json"
+    split_gold_file(DEMO_FILE, train, held_out, held_out_fraction=0.3, seed=0)
+    return train, held_out, json.loads(held_out.read_text())
+
+
+def test_train_qg_held_out_loss_in_metrics_and_card(gold_split, tiny_bart, tmp_path):
+    from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
+
+    train, held_out, held_out_items = gold_split
+    out = tmp_path / "qg"
+    metrics = load_script("train_qg").main(
+        common_args(train, tiny_bart, out)
+        + ["--unconditioned", "--max_train_steps", "2", "--max_train_samples", "8",
+           "--validation_file", str(held_out), "--validation_split_name", "held-out passages",
+           "--per_device_eval_batch_size", "4"]
+    )  # fmt: skip
+    validation = metrics["validation"]
+    assert validation["file"] == str(held_out) and validation["split"] == "held-out passages"
+    assert validation["examples"] == len(held_out_items)
+    assert validation["perplexity"] == pytest.approx(math.exp(validation["loss"]))
+    assert metrics["epochs"][-1]["validation"]["loss"] == validation["loss"]
+    assert json.loads((out / "metrics.json").read_text())["validation"] == validation
+    # The saved model's loss over all held-out examples in one batch: the same token mean.
+    model = AutoModelForSeq2SeqLM.from_pretrained(out)
+    tokenizer = AutoTokenizer.from_pretrained(out)
+    examples, _ = training_examples(held_out_items, conditioned=False)
+    features = tokenizer([s for s, _ in examples], max_length=128, truncation=True,
+                         padding=True, return_tensors="pt")  # fmt: skip
+    labels = tokenizer(text_target=[t for _, t in examples], max_length=32, truncation=True,
+                       padding=True, return_tensors="pt")["input_ids"]  # fmt: skip
+    labels[labels == tokenizer.pad_token_id] = -100
+    features.pop("token_type_ids", None)
+    with torch.no_grad():
+        expected = model(**features, labels=labels).loss.item()
+    assert validation["tokens"] == int((labels != -100).sum())
+    assert validation["loss"] == pytest.approx(expected, rel=1e-4)
+
+    card = (out / "README.md").read_text()
+    assert "{{" not in card and f"{len(held_out_items)} examples" in card
+    header = yaml.safe_load(card.split("---")[1])
+    results = header["model-index"][0]["results"]
+    assert {r["task"]["type"] for r in results} == {"text2text-generation"}
+    assert {(r["dataset"]["name"], r["dataset"]["split"]) for r in results} == {
+        ("held-out.json", "held-out passages")
+    }
+    values = {m["type"]: m["value"] for r in results for m in r["metrics"]}
+    assert values == {
+        "loss": round(validation["loss"], 4),
+        "perplexity": round(validation["perplexity"], 4),
+    }
+    assert "Trained on `train.json`: 27 DPR-format items" in card
 
 
 @pytest.fixture

@@ -23,21 +23,31 @@ Outputs, in ``--output_dir`` (written to a temporary sibling, then renamed):
 - ``st_question_encoder/`` and ``st_passage_encoder/``: sentence-transformers exports (CLS
   pooling, dot-product similarity) for ``namesake retrieve --model OUT/st_passage_encoder
   --query-model OUT/st_question_encoder`` and ``DenseRetriever.build``;
-- ``metrics.json`` (settings, loss and learning rate per step, dev top-k accuracy) and
-  ``README.md``, the model card from ``model_cards/dpr.md`` (``model-index`` results when
+- ``metrics.json`` (settings, the training files with their item counts, loss and learning
+  rate per step, dev top-k accuracy) and ``README.md``, the model card from
+  ``model_cards/dpr.md`` (``model-index`` results, split ``--dev_split_name``, when
   ``--dev_file`` is given).
+
+``--train_file`` takes several files (gold and synthetic questions for Mixed-DPR), whose items
+are trained on together. A file without a usable item stops the run, naming it: Mixed-DPR
+trained on the gold file alone would pass for what it is not. With ``--if_empty explain`` the
+run instead leaves ``--output_dir`` holding only ``not_trained.json`` (its reason, see
+``namesake.ecqg.dpr.not_trained``), which every table listing encoders prints in place of
+figures, and exits 0 without training: the demo's tiny generator can leave the synthetic set
+empty.
 
 Checkpoints (every ``--checkpointing_steps`` optimizer steps) go to ``CHECKPOINT_DIR/step_N``
 (default ``OUTPUT_DIR-checkpoints``); ``--resume_from_checkpoint PATH|latest`` continues from
 one, step count and data order included.
 
-    accelerate launch training/train_dpr.py --train_file train.json --output_dir dpr \\
-        [--dev_file dev.json] [--model_name_or_path PATH_OR_HUB_ID] \\
+    accelerate launch training/train_dpr.py --train_file train.json [synthetic.json ...] \\
+        --output_dir dpr [--if_empty error|explain] [--dev_file dev.json] \\
+        [--dev_split_name "held-out passages"] [--model_name_or_path PATH_OR_HUB_ID] \\
         [--question_model Q] [--passage_model P] [--shared] [--learning_rate 1e-5] \\
         [--num_train_epochs 10] [--per_device_train_batch_size 16] \\
         [--gradient_accumulation_steps 1] [--hard_negatives 1] [--max_length 256] [--seed 0] \\
         [--checkpointing_steps N] [--resume_from_checkpoint PATH|latest] [--max_train_steps N] \\
-        [--push_to_hub --hub_model_id USER/NAME]
+        [--mixed_precision no|fp16|bf16|auto] [--push_to_hub --hub_model_id USER/NAME]
 
 Paper settings: pre-training lr 1e-5, 10 epochs, batch 1024 (128 × accumulation 8), max length
 256; fine-tuning lr 2e-5, 40 epochs, batch 128.
@@ -64,6 +74,8 @@ from namesake.ecqg.dpr.modeling import (
     export_sentence_transformers,
     gather_with_grad,
 )
+from namesake.ecqg.dpr.not_trained import write_not_trained
+from namesake.io import atomic_directory
 
 CARD_TEMPLATE = Path(__file__).resolve().parent.parent / "model_cards" / "dpr.md"
 logger = training.setup_logging(__name__)
@@ -81,10 +93,29 @@ def parse_args(argv=None):
         learning_rate=1e-5,
         num_warmup_steps=100,
     )
-    parser.add_argument("--train_file", required=True, help="DPR-format JSON training file")
+    parser.add_argument(
+        "--train_file",
+        required=True,
+        nargs="+",
+        help="DPR-format JSON training file(s), trained on together (gold and synthetic)",
+    )
+    parser.add_argument(
+        "--if_empty",
+        choices=("error", "explain"),
+        default="error",
+        help="a --train_file without a usable item: stop with an error (default), or "
+        "'explain': write OUTPUT_DIR/not_trained.json with the reason and exit 0 untrained",
+    )
     parser.add_argument(
         "--dev_file", default=None, help="DPR-format JSON whose top-k accuracy is reported"
     )
+    parser.add_argument(
+        "--dev_split_name",
+        default="dev",
+        help="what --dev_file is, as the model card's model-index names its split "
+        "(default: dev; 'held-out passages' for a `namesake ecqg split-gold` held-out file)",
+    )
+    training.add_mixed_precision_argument(parser, default="no")
     parser.add_argument(
         "--question_model",
         default=None,
@@ -184,6 +215,7 @@ def render_model_card(args, metrics: dict, base: dict, run) -> str:
                 task_name="Passage retrieval",
                 dataset_type="dpr-dev",
                 dataset_name=Path(args.dev_file).name,
+                dataset_split=args.dev_split_name,
                 metric_type=f"top_{k}_accuracy",
                 metric_name=f"Top-{k} accuracy",
                 metric_value=round(dev[f"top_{k}"], 4),
@@ -193,8 +225,9 @@ def render_model_card(args, metrics: dict, base: dict, run) -> str:
         rows = ["| k | top-k accuracy |", "|---:|---:|"]
         rows += [f"| {k} | {dev[f'top_{k}']:.3f} |" for k in DEFAULT_KS]
         results = (
-            f"On `{Path(args.dev_file).name}` ({dev['questions']} questions ranking the pool of "
-            f"{dev['passages']} dev passages by dot product):\n\n" + "\n".join(rows)
+            f"On `{Path(args.dev_file).name}` ({args.dev_split_name}: {dev['questions']} "
+            f"questions ranking the pool of its {dev['passages']} passages by dot "
+            "product):\n\n" + "\n".join(rows)
         )
     hub_bases = [b for b in dict.fromkeys(map(training.hub_id, base.values())) if b]
     return training.render_card(
@@ -212,18 +245,48 @@ def render_model_card(args, metrics: dict, base: dict, run) -> str:
         question_base=base["question"],
         passage_base=base["passage"],
         shared="yes" if args.shared else "no",
-        train_file=Path(args.train_file).name,
+        train_files=", ".join(
+            f"`{Path(f['path']).name}` ({f['items']} items)" for f in metrics["train_files"]
+        ),
         n_train=metrics["num_train"],
         results=results,
         hard_negatives=args.hard_negatives,
         max_length=args.max_length,
+        mixed_precision=metrics["mixed_precision"],
         **run.card_values(),
     )
 
 
+def read_train_files(paths) -> tuple[list[dict], list[dict]]:
+    """The items of every training file, concatenated, and per file its ``path``, usable
+    ``items`` and ``skipped`` (malformed) ones, for ``metrics.json`` and the card."""
+    items, files = [], []
+    for path in paths:
+        report: dict = {}
+        file_items = read_dpr_file(path, report=report)
+        items += file_items
+        files.append({"path": str(path), "items": len(file_items), "skipped": report["skipped"]})
+    return items, files
+
+
+def explain_not_trained(accelerator, args, reason: str) -> None:
+    """``--if_empty explain``: `--output_dir` replaced by a folder holding only
+    ``not_trained.json`` (no model from an earlier run left beside it to pass for this one)."""
+    logger.warning(
+        f"\n{'!' * 78}\nNOT TRAINED: {reason}.\n{args.output_dir} holds not_trained.json "
+        f"instead of a model; the tables that list it print this reason.\n{'!' * 78}"
+    )
+    if accelerator.is_main_process:
+        with atomic_directory(Path(args.output_dir).resolve()) as staging:
+            write_not_trained(staging, reason)
+    accelerator.wait_for_everyone()
+    accelerator.end_training()
+
+
 def main(argv=None):
     args = parse_args(argv)
-    accelerator = training.make_accelerator(args)
+    mixed_precision = training.resolve_mixed_precision(args.mixed_precision)
+    accelerator = training.make_accelerator(args, mixed_precision=mixed_precision)
     set_seed(args.seed)
     started = time.time()
 
@@ -239,18 +302,27 @@ def main(argv=None):
     }
 
     # --- data ---
-    report: dict = {}
     try:
-        items = read_dpr_file(args.train_file, report=report)
+        items, train_files = read_train_files(args.train_file)
         dev_items = read_dpr_file(args.dev_file) if args.dev_file else None
     except DPRFileError as error:
         sys.exit(str(error))
-    if not items:
-        sys.exit(f"{args.train_file}: no usable DPR items ({report.get('skipped', 0)} skipped)")
+    empty = [f for f in train_files if not f["items"]]
+    if empty:
+        reason = "; ".join(
+            f"{f['path']} holds no training item ({f['skipped']} malformed skipped)" for f in empty
+        )
+        if args.if_empty == "error":
+            sys.exit(f"{reason}: nothing trained (--if_empty explain records this and exits 0)")
+        explain_not_trained(accelerator, args, reason)
+        return None
+    skipped = sum(f["skipped"] for f in train_files)
     logger.info(
         f"distributed: {accelerator.distributed_type.value}, "
-        f"{accelerator.num_processes} process(es); train items: {len(items)} kept, "
-        f"{report['skipped']} skipped"
+        f"{accelerator.num_processes} process(es), mixed precision {mixed_precision}; train "
+        "items: "
+        + ", ".join(f"{f['items']} from {f['path']}" for f in train_files)
+        + f", {skipped} skipped"
         + (f"; dev items: {len(dev_items)}" if dev_items is not None else "")
     )
 
@@ -328,15 +400,17 @@ def main(argv=None):
     dev = None
     if dev_items and accelerator.is_main_process:
         dev = evaluate_dev(unwrapped, tokenizer, dev_items, args, accelerator.device)
+        dev["split"] = args.dev_split_name
         logger.info(
             "dev: " + ", ".join(f"{k} {v:.3f}" for k, v in dev.items() if k.startswith("top"))
         )
     metrics = {
         "base_models": base,
-        "train_file": str(args.train_file),
+        "train_files": train_files,
         "dev_file": args.dev_file,
         "num_train": len(items),
-        "skipped_train_items": report["skipped"],
+        "skipped_train_items": skipped,
+        "mixed_precision": mixed_precision,
         "filled_hard_negatives": filled,
         "num_processes": accelerator.num_processes,
         "steps": run.completed_steps,

@@ -20,16 +20,23 @@ PATH|latest`` continues from one, skipping the batches already seen. Outputs, in
 tokenizer (``save_pretrained``), ``training_args.json``, ``metrics.json`` (losses and learning
 rate per optimizer step) and a ``README.md`` card from ``model_cards/question_generator.md``.
 
+``--validation_file`` (same format; ``namesake ecqg split-gold``'s held-out file, whose
+passages the training file never has) is scored after every epoch and at the end: the mean
+cross-entropy per target token and its perplexity, in ``metrics.json`` (``validation``) and the
+card's ``model-index`` (split ``--validation_split_name``).
+
     accelerate launch training/train_qg.py --train_file train.json --output_dir qg-conditioned \\
         [--model_name_or_path facebook/bart-base] [--conditioned | --unconditioned] \\
         [--num_train_epochs 3] [--per_device_train_batch_size 24] [--learning_rate 3e-5] \\
         [--max_train_steps N] [--checkpointing_steps N] [--resume_from_checkpoint latest] \\
-        [--push_to_hub --hub_model_id USER/NAME]
+        [--validation_file held-out.json [--validation_split_name "held-out passages"]] \\
+        [--mixed_precision auto|no|fp16|bf16] [--push_to_hub --hub_model_id USER/NAME]
 """
 
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 import time
 from pathlib import Path
@@ -53,7 +60,15 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description="Train a (entity-conditioned) question generator.")
     parser.add_argument("--train_file", required=True, help="DPR-format training file")
     parser.add_argument(
-        "--validation_file", default=None, help="DPR-format file whose loss is reported per epoch"
+        "--validation_file",
+        default=None,
+        help="DPR-format file whose loss and perplexity are reported per epoch and at the end",
+    )
+    parser.add_argument(
+        "--validation_split_name",
+        default="validation",
+        help="what --validation_file is, as the model card's model-index names its split "
+        "(default: validation; 'held-out passages' for a `namesake ecqg split-gold` file)",
     )
     training.add_training_arguments(
         parser,
@@ -89,12 +104,7 @@ def parse_args(argv=None):
     parser.add_argument(
         "--max_target_length", type=int, default=64, help="target tokens kept (truncation)"
     )
-    parser.add_argument(
-        "--mixed_precision",
-        default="auto",
-        choices=["auto", "no", "fp16", "bf16"],
-        help="auto: bf16 on a GPU that has it, else fp16 on GPU, else none",
-    )
+    training.add_mixed_precision_argument(parser, default="auto")
     parser.add_argument("--strict", action="store_true", help="stop at a malformed DPR item")
     parser.add_argument(
         "--max_train_samples", type=int, default=None, help="train on the first N examples only"
@@ -102,14 +112,6 @@ def parse_args(argv=None):
     args = parser.parse_args(argv)
     training.check_training_arguments(parser, args, "max_source_length", "max_target_length")
     return args
-
-
-def resolve_mixed_precision(choice: str) -> str:
-    if choice != "auto":
-        return choice
-    if torch.cuda.is_available():
-        return "bf16" if torch.cuda.is_bf16_supported() else "fp16"
-    return "no"
 
 
 def load_examples(path, args, nlp):
@@ -132,9 +134,38 @@ def load_examples(path, args, nlp):
     }
 
 
+def validation_results(validation: dict | None) -> tuple[list | None, str]:
+    """The card's ``model-index`` results (held-out loss and perplexity) and its Evaluation
+    text, for ``metrics["validation"]``."""
+    from huggingface_hub import EvalResult
+
+    if validation is None:
+        return None, "No validation file was given: no evaluation results."
+    name = Path(validation["file"]).name
+    eval_results = [
+        EvalResult(
+            task_type="text2text-generation",
+            task_name="Question generation",
+            dataset_type="dpr",
+            dataset_name=name,
+            dataset_split=validation["split"],
+            metric_type=metric,
+            metric_name=label,
+            metric_value=round(validation[metric], 4),
+        )
+        for metric, label in (("loss", "Cross-entropy loss"), ("perplexity", "Perplexity"))
+    ]
+    text = (
+        f"On `{name}` ({validation['split']}: {validation['examples']} examples, "
+        f"{validation['tokens']} target tokens): mean cross-entropy {validation['loss']:.4f} "
+        f"per target token, perplexity {validation['perplexity']:.2f}."
+    )
+    return eval_results, text
+
+
 def main(argv=None):
     args = parse_args(argv)
-    mixed_precision = resolve_mixed_precision(args.mixed_precision)
+    mixed_precision = training.resolve_mixed_precision(args.mixed_precision)
     accelerator = training.make_accelerator(args, mixed_precision=mixed_precision)
     set_seed(args.seed)
     started = time.time()
@@ -152,6 +183,8 @@ def main(argv=None):
     validation_examples, validation_stats = [], None
     if args.validation_file:
         validation_examples, validation_stats = load_examples(args.validation_file, args, nlp)
+        if not validation_examples:
+            sys.exit(f"{args.validation_file}: no usable validation examples")
 
     tokenizer = AutoTokenizer.from_pretrained(args.model_name_or_path)
     model = AutoModelForSeq2SeqLM.from_pretrained(args.model_name_or_path)
@@ -195,17 +228,33 @@ def main(argv=None):
         validation_loader = accelerator.prepare(validation_loader)
     run = training.TrainingRun(accelerator, args, logger, optimizer, train_loader, "train_qg")
 
-    def validation_loss():
+    def held_out_loss() -> dict:
+        """The mean cross-entropy per target token over the validation examples, and its
+        perplexity: the model's own loss, weighted by tokens rather than by batch.
+
+        Every process scores its share of the examples; ``gather_for_metrics`` collects each
+        example's summed token loss and token count, leaving out the examples repeated to
+        give every process a full last batch, so the figure is the file's under any number
+        of processes.
+        """
         model.eval()
-        total, count = 0.0, 0
+        loss_sum, tokens = 0.0, 0
         with torch.no_grad():
             for batch in validation_loader:
-                loss = model(**batch).loss
-                losses = accelerator.gather_for_metrics(loss.detach().float().reshape(1))
-                total += losses.sum().item()
-                count += losses.numel()
+                logits = model(**batch).logits.float()
+                labels = batch["labels"]
+                token_losses = torch.nn.functional.cross_entropy(
+                    logits.transpose(1, 2), labels, ignore_index=-100, reduction="none"
+                )
+                per_example = torch.stack(
+                    [token_losses.sum(dim=1), (labels != -100).sum(dim=1).float()], dim=1
+                )
+                gathered = accelerator.gather_for_metrics(per_example)
+                loss_sum += gathered[:, 0].sum().item()
+                tokens += int(gathered[:, 1].sum().item())
         model.train()
-        return total / max(count, 1)
+        loss = loss_sum / max(tokens, 1)
+        return {"loss": loss, "perplexity": math.exp(loss), "tokens": tokens}
 
     logger.info(
         f"training {len(train_examples)} examples, mixed precision {mixed_precision}, "
@@ -228,10 +277,24 @@ def main(argv=None):
         entry = {"epoch": epoch + 1, "step": run.completed_steps}
         if validation_loader is not None:
             with training.rng_untouched():
-                entry["validation_loss"] = validation_loss()
-            logger.info(f"epoch {epoch + 1}: validation loss {entry['validation_loss']:.4f}")
+                entry["validation"] = held_out_loss()
+            logger.info(
+                f"epoch {epoch + 1}: validation loss {entry['validation']['loss']:.4f}, "
+                f"perplexity {entry['validation']['perplexity']:.2f}"
+            )
         history.append(entry)
     train_seconds = time.time() - train_started
+    validation = None
+    if validation_loader is not None:
+        # The last epoch's score is the final weights' (it follows the last step); only a run
+        # resumed from a checkpoint taken after its last epoch has none.
+        scores = history[-1]["validation"] if history else held_out_loss()
+        validation = {
+            "file": str(args.validation_file),
+            "split": args.validation_split_name,
+            "examples": len(validation_examples),
+            **scores,
+        }
 
     metrics = {
         "base_model": args.model_name_or_path,
@@ -240,6 +303,7 @@ def main(argv=None):
         "num_processes": accelerator.num_processes,
         "train_data": train_stats,
         "validation_data": validation_stats,
+        "validation": validation,
         "steps": run.completed_steps,
         **run.log.state(),
         "epochs": history,
@@ -255,6 +319,8 @@ def main(argv=None):
         training.write_json(folder / "training_args.json", settings)
 
     def card() -> str:
+        model_id = run.card_values()["model_id"]
+        eval_results, results = validation_results(validation)
         return training.render_card(
             CARD_TEMPLATE,
             {
@@ -263,18 +329,22 @@ def main(argv=None):
                 "library_name": "transformers",
                 "pipeline_tag": "text2text-generation",
                 "tags": ["question-generation", "namesake", "ecqg"],
+                "model_name": model_id,
+                "eval_results": eval_results,
             },
             base_model_text=f"`{args.model_name_or_path}`",
             input_format="`entity: <e> passage: <p>` (entity-conditioned)"
             if args.conditioned
             else "`passage: <p>` (unconditioned)",
             train_file=Path(args.train_file).name,
+            n_items=train_stats["items"],
             n_examples=train_stats["examples"],
             no_entity=train_stats["no_entity"],
             malformed=train_stats["malformed"],
             max_source_length=args.max_source_length,
             max_target_length=args.max_target_length,
             final_loss=f"{run.log.losses[-1]:.4f}" if run.log.losses else "n/a",
+            results=results,
             **run.card_values(),
         )
 
