@@ -165,6 +165,16 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
         "(default: bm25 dense)",
     )
     compare.add_argument(
+        "--dense-run",
+        nargs="+",
+        type=_labelled_dense_run,
+        metavar="LABEL=SPEC",
+        help="also run named dense encoders, rows 'dense:LABEL': --dense-run Gold=gold_dpr "
+        "Mixed-DPR=mixed_dpr; SPEC is a training/train_dpr.py output folder (its st_* "
+        "encoders) or a sentence-transformers model; a folder that was not trained gets rows "
+        "saying why",
+    )
+    compare.add_argument(
         "--collections",
         nargs="+",
         choices=COLLECTIONS,
@@ -184,7 +194,8 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     _add_similarity(compare)
     _add_candidates(compare)
     compare.add_argument(
-        "--index-dir", help="keep the indexes in <index-dir>/bm25|dense (reused when present)"
+        "--index-dir",
+        help="keep the indexes in <index-dir>/bm25|dense|dense-LABEL (reused when present)",
     )
     compare.set_defaults(run=_amber_compare)
 
@@ -272,8 +283,10 @@ def _add_ecqg(parser: argparse.ArgumentParser) -> None:
         "--models",
         nargs="+",
         required=True,
-        metavar="MODEL",
-        help="passage encoders: Hub ids or local paths",
+        metavar="[LABEL=]MODEL",
+        help="passage encoders, each a Hub id, a local path or a training/train_dpr.py output "
+        "folder (its passage_encoder/), optionally labelled: 'Mixed-DPR=out/mixed_dpr' "
+        "(default label: the path); a folder that was not trained gets a row saying why",
     )
     report.add_argument(
         "--max-passages",
@@ -295,6 +308,7 @@ def _add_ecqg(parser: argparse.ArgumentParser) -> None:
     _add_ecqg_generate(commands)
     _add_ecqg_build_synthetic_set(commands)
     _add_ecqg_evaluate_dpr(commands)
+    _add_ecqg_split_gold(commands)
 
 
 def _add_attention_options(parser: argparse.ArgumentParser) -> None:
@@ -388,9 +402,10 @@ def _add_ecqg_build_synthetic_set(commands) -> None:
         "build-synthetic-set",
         help="filter, mix and write the Mixed-DPR synthetic training set",
         description="Per set of generated questions: answer filter (extractive QA, or a "
-        "substring check without --qa-model), then hardness filter (BM25 over the passages); "
-        "then the two sets are mixed, given BM25 hard negatives and written in DPR's "
-        "training format.",
+        "substring check without --qa-model), then hardness filter (the baseline retriever's "
+        "score of each question's own passage: dense by default, as in the paper, or BM25); "
+        "then the two sets are mixed, given hard negatives from the same retriever and written "
+        "in DPR's training format.",
     )
     build.add_argument("--passages", required=True, help="passages Parquet (`ecqg passages`)")
     build.add_argument(
@@ -407,6 +422,12 @@ def _add_ecqg_build_synthetic_set(commands) -> None:
         "(default: the substring check)",
     )
     build.add_argument(
+        "--no-answer-filter",
+        action="store_true",
+        help="keep every usable question unchecked (a toy generator's answers rarely occur in "
+        "their passage); the statistics say the filter was off",
+    )
+    build.add_argument(
         "--qa-threshold",
         type=float,
         default=0.5,
@@ -420,10 +441,22 @@ def _add_ecqg_build_synthetic_set(commands) -> None:
         "--hard-quantile",
         type=_fraction,
         default=0.5,
-        help="keep pairs whose BM25 score is below this quantile (default: 0.5)",
+        help="keep pairs whose baseline score is below this quantile (default: 0.5)",
     )
     hardness.add_argument(
         "--no-hardness-filter", action="store_true", help="skip the hardness filter"
+    )
+    build.add_argument(
+        "--hardness-retriever",
+        choices=("dense", "bm25"),
+        default="dense",
+        help="baseline retriever of the hardness filter and the hard negatives (default: dense)",
+    )
+    build.add_argument(
+        "--hardness-model",
+        metavar="SPEC",
+        help="dense baseline: a training/train_dpr.py output folder (its st_* encoders) or a "
+        "sentence-transformers model (default: the bundled MiniLM)",
     )
     build.add_argument(
         "--ratio",
@@ -441,7 +474,7 @@ def _add_ecqg_build_synthetic_set(commands) -> None:
         "--negatives-per-question",
         type=_non_negative_int,
         default=1,
-        help="BM25 hard negatives per question (default: 1)",
+        help="hard negatives per question (default: 1)",
     )
     build.add_argument("--out", required=True, help="DPR-format JSON output")
     build.add_argument("--stats", help="statistics JSON output")
@@ -488,6 +521,30 @@ def _add_ecqg_evaluate_dpr(commands) -> None:
     evaluate.add_argument("--device", help="torch device (default: cuda when available, else cpu)")
     evaluate.add_argument("--out", help="write the metrics JSON here")
     evaluate.set_defaults(run=_ecqg_evaluate_dpr)
+
+
+def _add_ecqg_split_gold(commands) -> None:
+    split = commands.add_parser(
+        "split-gold",
+        help="split DPR training questions into training and held-out sets by passage",
+        description="Hold out a seeded share of the distinct positive passages of a DPR "
+        "training file, with every question all of whose positives they are; questions with "
+        "positives on both sides are dropped and counted. No held-out question's passage is a "
+        "positive of a training question.",
+    )
+    split.add_argument("--input", required=True, help="DPR-format JSON list of training items")
+    split.add_argument("--train-out", required=True, help="JSON output: the training items")
+    split.add_argument("--held-out-out", required=True, help="JSON output: the held-out items")
+    split.add_argument(
+        "--held-out-fraction",
+        type=float,
+        default=0.3,
+        help="share of the distinct positive passages held out, in (0, 1) (default: 0.3)",
+    )
+    split.add_argument(
+        "--seed", type=int, default=0, help="seed of the passages' shuffle (default: 0)"
+    )
+    split.set_defaults(run=_ecqg_split_gold)
 
 
 def _ecqg_passages(args) -> None:
@@ -567,7 +624,10 @@ def _ecqg_build_synthetic_set(args) -> None:
         qa_model=args.qa_model,
         qa_threshold=args.qa_threshold,
         qa_batch_size=args.qa_batch_size,
+        check_answers=not args.no_answer_filter,
         hard_quantile=None if args.no_hardness_filter else args.hard_quantile,
+        hardness_retriever_kind=args.hardness_retriever,
+        hardness_model=args.hardness_model,
         ratio=args.ratio,
         size=args.size,
         seed=args.seed,
@@ -597,6 +657,18 @@ def _ecqg_evaluate_dpr(args) -> None:
         out=args.out,
     )
     print(" ".join(f"{name} {value:.4f}" for name, value in result["metrics"].items()))
+
+
+def _ecqg_split_gold(args) -> None:
+    from namesake.ecqg.dpr.split import split_gold_file
+
+    counts = split_gold_file(
+        args.input, args.train_out, args.held_out_out, args.held_out_fraction, args.seed
+    )
+    for side, out in (("train", args.train_out), ("held_out", args.held_out_out)):
+        questions, passages = counts[side]["questions"], counts[side]["passages"]
+        print(f"{side}: {questions:,} questions over {passages:,} passages -> {out}")
+    print(f"dropped: {counts['dropped']:,} questions with positives on both sides")
 
 
 def _ecqg_warm_start(args) -> None:
@@ -1281,6 +1353,16 @@ def _amber_read(args) -> None:
     print(f"Per-query outputs: {per_query}; every run so far: {args.out}/readers.md, metrics.json")
 
 
+def _labelled_dense_run(value: str) -> tuple[str, str]:
+    """``LABEL=SPEC`` of ``amber compare --dense-run``."""
+    label, equals, spec = value.partition("=")
+    if not (equals and label.strip() and spec):
+        raise argparse.ArgumentTypeError(
+            f"expected LABEL=SPEC, e.g. Mixed-DPR=out/dpr, not {value!r}"
+        )
+    return label.strip(), spec
+
+
 def _amber_compare(args) -> None:
     from namesake.amber.compare import compare_retrievers
 
@@ -1300,6 +1382,7 @@ def _amber_compare(args) -> None:
         index_dir=args.index_dir,
         retriever_options=options or None,
         candidates=args.candidates,
+        dense_runs=args.dense_run,
     )
     print(table)
     print(f"Predictions, per-run reports and plots: {args.out}")

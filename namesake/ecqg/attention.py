@@ -354,9 +354,29 @@ def _markdown(rows: dict[str, dict]) -> str:
     rule = "|---|" + "---:|" * len(_COLUMNS)
     lines = [header, rule]
     for model, summary in rows.items():
-        cells = " | ".join(_cell(summary[key]) for _, key in _COLUMNS)
-        lines.append(f"| {model} | {cells} |")
+        if "not_trained" in summary:
+            values = [f"not trained: {summary['not_trained']}"] + ["–"] * (len(_COLUMNS) - 1)
+        else:
+            values = [_cell(summary[key]) for _, key in _COLUMNS]
+        lines.append(f"| {model} | {' | '.join(values)} |")
     return "\n".join(lines) + "\n"
+
+
+def model_entry(entry: str) -> tuple[str, str]:
+    """(row label, model) of a ``--models`` entry: ``LABEL=PATH``, or a PATH (or Hub id)
+    labelled by itself."""
+    label, equals, path = entry.partition("=")
+    if equals and label and path:
+        return label, path
+    return entry, entry
+
+
+def passage_encoder_path(model: str) -> str:
+    """The ``AutoModel`` folder to load for `model`: a ``training/train_dpr.py`` output
+    folder's ``passage_encoder/`` (the encoder whose attention the paper studies), else
+    `model` itself (Hub id, BERT, DPR context encoder or sentence-transformers folder)."""
+    encoder = Path(model) / "passage_encoder"
+    return str(encoder) if encoder.is_dir() else model
 
 
 def attention_report(
@@ -374,9 +394,15 @@ def attention_report(
     """Markdown table of attention statistics, one row per model, over the first
     `max_passages` passages (None: all).
 
-    Entities are found once and shared by all models. With `out`, also writes
-    ``report.md`` and ``report.json`` into that directory (replaced atomically).
+    A model is a :class:`PassageAttention` or a ``--models`` entry (:func:`model_entry`:
+    ``LABEL=PATH`` or a path / Hub id; a training folder gives its passage encoder, see
+    :func:`passage_encoder_path`). A folder whose training was skipped (``not_trained.json``
+    in it or in its parent) gets a row saying why instead of figures. Entities are found once
+    and shared by all models. With `out`, also writes ``report.md`` and ``report.json`` into
+    that directory (replaced atomically).
     """
+    from namesake.ecqg.dpr.not_trained import not_trained_reason
+
     table = read_passages(passages_path, max_passages=max_passages)
     if nlp is None:
         from namesake.ecqg.entities import load_ner
@@ -386,15 +412,22 @@ def attention_report(
     rows: dict[str, dict] = {}
     for model in models:
         if isinstance(model, PassageAttention):
-            scorer, name = model, getattr(model.model, "name_or_path", "model")
+            name = path = getattr(model.model, "name_or_path", "model")
+            scorer, reason = model, None
         else:
-            name = str(model)
-            scorer = PassageAttention(model, layer=layer, heads=heads, max_length=max_length)
-        stats = scorer.analyse_many(table, entities, batch_size=batch_size)
+            name, path = model_entry(str(model))
+            reason = not_trained_reason(path)
         key, i = name, 2
         while key in rows:
             key, i = f"{name} ({i})", i + 1
-        rows[key] = _summary(stats, entities)
+        if reason is not None:
+            rows[key] = {"model": path, "not_trained": reason}
+            continue
+        if not isinstance(model, PassageAttention):
+            path = passage_encoder_path(path)
+            scorer = PassageAttention(path, layer=layer, heads=heads, max_length=max_length)
+        stats = scorer.analyse_many(table, entities, batch_size=batch_size)
+        rows[key] = {"model": path, **_summary(stats, entities)}
     report = _markdown(rows)
     if out is not None:
         with atomic_directory(out) as staging:

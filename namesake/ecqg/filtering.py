@@ -13,12 +13,18 @@ A record is kept when the confidence is ≥ ``threshold`` **and** the predicted 
 generated answer after AmbER's normalisation (:func:`namesake.text.normalize_answer`): equal, or
 token F1 ≥ ``min_f1`` (0.5). Without a QA model the filter falls back to "the normalised
 generated answer occurs, on word boundaries, in the normalised passage" and says so in the
-statistics (``"answer_filter": "substring fallback (no QA model)"``).
+statistics (``"answer_filter": "substring fallback (no QA model)"``). The filter can also be
+switched off (:func:`no_answer_filter`, for a toy generator whose answers are not checked
+against anything), which the statistics say just as plainly.
 
-**Stage 2, hardness filter** (:func:`hardness_filter`). Each question is searched with the
-baseline retriever (``BM25Retriever`` over the passages, ids = passage ids); the pair's score
-is the score of the record's own passage among the top ``depth`` results (0 when absent). Pairs
-scoring strictly below the ``quantile`` of all scores are kept: the retriever finds them hard.
+**Stage 2, hardness filter** (:func:`hardness_filter`). Each (question, own passage) pair is
+scored by the baseline retriever, as the paper does with its baseline neural retriever: by
+default the dense bi-encoder (the bundled MiniLM, or a trained DPR), BM25 on request (see
+:func:`namesake.ecqg.synthetic.hardness_retriever`). The score is the exact one the retriever
+gives the own passage (``rank_candidates`` with that passage as the only candidate), so every
+pair gets its true score whether or not the passage would be among the top results; only a
+sparse retriever's "shares no term with the question" is 0. Pairs scoring strictly below the
+``quantile`` of all scores are kept: the retriever finds them hard.
 
 Bad records (missing/empty question or answer, e.g. generations without the
 ``question:/answer:`` shape, unknown passage ids, empty passages) are dropped and counted in
@@ -39,6 +45,7 @@ from namesake.text import exact_match, get_tokens, normalize_answer, token_f1
 logger = logging.getLogger(__name__)
 
 FALLBACK = "substring fallback (no QA model)"
+DISABLED = "disabled (answers not checked)"
 MIN_F1 = 0.5
 
 
@@ -229,37 +236,57 @@ def answer_filter(
     return kept, stats
 
 
+def no_answer_filter(
+    records: Iterable[dict], passages: Mapping[str, str]
+) -> tuple[list[dict], dict]:
+    """Stage 1 switched off: every usable record is kept, unchecked; only bad records (see
+    the module docstring) are dropped. Returns (kept records, statistics) as
+    :func:`answer_filter` does, saying ``"answer_filter": DISABLED``."""
+    stats: dict = {"answer_filter": DISABLED}
+    kept = _valid(records, passages, stats)
+    stats["out"] = len(kept)
+    return kept, stats
+
+
 def hardness_filter(
     records: Iterable[dict],
     passages: Mapping[str, str],
     retriever,
     quantile: float = 0.5,
-    depth: int = 100,
 ) -> tuple[list[dict], dict]:
     """Stage 2: keeps (question, passage) pairs the baseline `retriever` scores low.
 
-    `retriever.search(queries, k)` must return passage ids (build ``BM25Retriever`` over
-    ``Document(wikipedia_id=passage id, ...)``). Kept records gain ``baseline_score``.
+    `retriever` indexes the passages with their ids as document ids (``DenseRetriever`` or
+    ``BM25Retriever`` built over :func:`namesake.ecqg.synthetic.passage_documents`); each pair
+    is scored with ``retriever.rank_candidates``. A passage the index does not hold (e.g. an
+    empty one) cannot be scored: its pairs are dropped and counted as bad input. Kept records
+    gain ``baseline_score``.
     """
     if not 0.0 <= quantile <= 1.0:
         raise ValueError(f"quantile must be in [0, 1], got {quantile}")
     stats: dict = {}
     valid = _valid(records, passages, stats)
+    scorable = [r for r in valid if str(r["passage_id"]) in retriever.candidate_rows]
+    if len(scorable) < len(valid):
+        problems = Counter(stats["dropped_bad_input"])
+        problems["passage not in the retriever's index"] += len(valid) - len(scorable)
+        stats["dropped_bad_input"] = dict(sorted(problems.items()))
     scores = []
-    if valid:
-        results = retriever.search([r["question"] for r in valid], depth)
-        for record, found in zip(valid, results, strict=True):
-            own = str(record["passage_id"])
-            scores.append(next((score for pid, score in found if pid == own), 0.0))
+    if scorable:
+        owns = [[str(r["passage_id"])] for r in scorable]
+        ranked = retriever.rank_candidates([r["question"] for r in scorable], owns)
+        # an indexed passage missing from its one-candidate ranking is a sparse retriever's
+        # "no shared term": its score is exactly 0
+        scores = [found[0][1] if found else 0.0 for found in ranked]
     if scores:
         cutoff = float(np.quantile(np.asarray(scores, dtype=float), quantile))
         kept = [
-            {**r, "baseline_score": s} for r, s in zip(valid, scores, strict=True) if s < cutoff
+            {**r, "baseline_score": s} for r, s in zip(scorable, scores, strict=True) if s < cutoff
         ]
     else:
         cutoff, kept = None, []
     stats["quantile"] = quantile
     stats["score_cutoff"] = cutoff
-    stats["dropped_easy"] = len(valid) - len(kept)
+    stats["dropped_easy"] = len(scorable) - len(kept)
     stats["out"] = len(kept)
     return kept, stats

@@ -1,13 +1,13 @@
-"""The synthetic training set: mixing, BM25 hard negatives, DPR format, and the whole
+"""The synthetic training set: mixing, hard negatives, DPR format, and the whole
 ``namesake ecqg build-synthetic-set`` run (:func:`build_synthetic_set`).
 
 :func:`mix` draws a `ratio` share of entity-conditioned and the rest unconditioned records
-(the paper's Mixed-DPR uses 50/50), deterministically for a seed. :func:`add_bm25_hard_negatives`
-gives each question the top BM25 passages that are neither its own passage nor contain its
-answer (DPR's convention: term matching makes them hard). :func:`to_dpr` writes DPR's training
-format::
+(the paper's Mixed-DPR uses 50/50), deterministically for a seed. :func:`add_hard_negatives`
+gives each question the top passages of the baseline retriever that are neither its own passage
+nor contain its answer (DPR's convention with BM25; here the retriever of the hardness filter).
+:func:`to_dpr` writes DPR's training format, keeping which generator each question came from::
 
-    {"question": q, "answers": [a],
+    {"question": q, "answers": [a], "source": "conditioned" | "unconditioned",
      "positive_ctxs": [{"title", "text", "passage_id"}], "negative_ctxs": [],
      "hard_negative_ctxs": [{"title", "text", "passage_id"}, ...]}
 
@@ -16,8 +16,10 @@ answer occurs on word boundaries in the normalised passage text.
 
 :func:`build_synthetic_set` takes the generated questions of both generators through stage 1
 (answer filter: extractive QA, or the substring fallback without a QA model) and stage 2
-(hardness filter, BM25 over the passages) of :mod:`namesake.ecqg.filtering`, mixes the two sets,
-adds BM25 hard negatives and writes the DPR file. Counts are printed after each stage and
+(hardness filter) of :mod:`namesake.ecqg.filtering`, mixes the two sets, adds hard negatives and
+writes the DPR file. The baseline retriever of stage 2 and of the negatives is, as in the paper,
+a neural one (:func:`hardness_retriever`: the bundled MiniLM, or a DPR trained on gold
+questions), or BM25 when asked. Counts are printed after each stage and
 returned (and saved as JSON when asked). Unreadable lines and records without a
 question/answer are skipped and counted, never fatal.
 """
@@ -32,8 +34,13 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from namesake.ecqg.filtering import answer_filter, contains_answer, hardness_filter
-from namesake.io import BadInputError, atomic_file
+from namesake.ecqg.filtering import (
+    answer_filter,
+    contains_answer,
+    hardness_filter,
+    no_answer_filter,
+)
+from namesake.io import BadInputError, NamesakeError, atomic_file
 from namesake.retrieval.corpus import Document
 
 
@@ -63,10 +70,72 @@ def passage_table(passages) -> dict[str, dict]:
 
 
 def passage_documents(passages) -> list[Document]:
-    """Documents for ``BM25Retriever.build`` whose ``wikipedia_id`` is the passage id."""
+    """Documents for a retriever's ``build`` whose ``wikipedia_id`` is the passage id."""
     return [
         Document(pid, row["title"], row["text"]) for pid, row in passage_table(passages).items()
     ]
+
+
+HARDNESS_RETRIEVERS = ("dense", "bm25")
+
+
+def dense_model_encoders(spec: str | os.PathLike) -> tuple[str, str | None]:
+    """(passage model, question model or None) of a dense model `spec`: a
+    ``training/train_dpr.py`` output folder gives its two sentence-transformers exports;
+    anything else is one sentence-transformers model (Hub id or folder) for both sides."""
+    from namesake.ecqg.dpr.evaluation import model_dir_encoders
+
+    if (Path(spec) / "st_passage_encoder").is_dir():
+        question, passage = model_dir_encoders(spec)
+        return passage, question
+    return str(spec), None
+
+
+def hardness_retriever(
+    passages, kind: str = "dense", model: str | os.PathLike | None = None
+) -> tuple[object, dict]:
+    """The baseline retriever over `passages` (ids = passage ids, one passage per document)
+    and what it is, for the statistics.
+
+    ``"dense"`` encodes with `model` (see :func:`dense_model_encoders`; default the bundled
+    MiniLM) in an exact flat index; ``"bm25"`` takes no model. A `model` folder whose training
+    was skipped (``not_trained.json``) is refused with its reason.
+    """
+    from namesake.ecqg.dpr.evaluation import WHOLE
+    from namesake.ecqg.dpr.not_trained import not_trained_reason
+
+    documents = passage_documents(passages)
+    if kind == "bm25":
+        if model is not None:
+            raise NamesakeError("--hardness-model applies to --hardness-retriever dense only")
+        from namesake.retrieval.bm25 import BM25Retriever
+
+        return BM25Retriever.build(documents, show_progress=False), {"retriever": "bm25"}
+    if kind != "dense":
+        raise ValueError(f"hardness retriever must be one of {HARDNESS_RETRIEVERS}, not {kind!r}")
+    from namesake.retrieval.dense import DEFAULT_MODEL, DenseRetriever
+
+    model = str(model or DEFAULT_MODEL)
+    reason = not_trained_reason(model)
+    if reason is not None:
+        raise NamesakeError(f"--hardness-model {model}: not trained ({reason})")
+    passage_model, question_model = dense_model_encoders(model)
+    retriever = DenseRetriever.build(
+        documents,
+        model=passage_model,
+        query_model=question_model,
+        index="flat",
+        words=WHOLE,
+        show_progress=False,
+    )
+    about = {
+        "retriever": "dense",
+        "model": model,
+        "passage_model": passage_model,
+        "question_model": question_model or passage_model,
+        "similarity": retriever.similarity,
+    }
+    return retriever, about
 
 
 def mix(
@@ -107,10 +176,10 @@ def mix(
     return chosen
 
 
-def add_bm25_hard_negatives(
+def add_hard_negatives(
     records: Iterable[dict], passages_table, retriever, n: int = 1, depth: int = 100
 ) -> list[dict]:
-    """Copies of `records` with ``hard_negative_ids``: up to `n` BM25 negatives per question.
+    """Copies of `records` with ``hard_negative_ids``: up to `n` negatives per question.
 
     A negative is among the top `depth` passages `retriever` returns for the question (ids are
     passage ids), best first, not the record's own passage and not containing its answer. A
@@ -143,7 +212,9 @@ def _ctx(pid: str, row: dict) -> dict:
 def to_dpr(records: Iterable[dict], passages) -> list[dict]:
     """Records (with optional ``hard_negative_ids``) in DPR training format.
 
-    Records whose passage is unknown are left out.
+    A record's ``source`` (``mix``'s conditioned / unconditioned tag) is kept, so a trained
+    model's data can be told apart; ``read_dpr_file`` passes extra keys through. Records whose
+    passage is unknown are left out.
     """
     table = passage_table(passages)
     out = []
@@ -151,10 +222,12 @@ def to_dpr(records: Iterable[dict], passages) -> list[dict]:
         pid = str(record.get("passage_id"))
         if pid not in table:
             continue
+        source = {"source": record["source"]} if "source" in record else {}
         out.append(
             {
                 "question": record["question"],
                 "answers": [record["answer"]],
+                **source,
                 "positive_ctxs": [_ctx(pid, table[pid])],
                 "negative_ctxs": [],
                 "hard_negative_ctxs": [
@@ -204,7 +277,10 @@ def build_synthetic_set(
     qa_model: str | None = None,
     qa_threshold: float = 0.5,
     qa_batch_size: int = 32,
+    check_answers: bool = True,
     hard_quantile: float | None = 0.5,
+    hardness_retriever_kind: str = "dense",
+    hardness_model: str | os.PathLike | None = None,
     ratio: float = 0.5,
     size: int | None = None,
     seed: int = 0,
@@ -213,12 +289,17 @@ def build_synthetic_set(
 ) -> dict:
     """The Mixed-DPR training set from generated questions (see the module docstring).
 
-    `hard_quantile` None disables the hardness filter. Writes the DPR JSON to `out` and, with
-    `stats_path`, the statistics there (both atomically); returns the statistics.
+    `check_answers` False skips the answer filter (``--no-answer-filter``: a toy generator's
+    answers rarely occur in their passage); `hard_quantile` None disables the hardness filter;
+    the statistics' ``filters`` say which ran. `hardness_retriever_kind` and `hardness_model`
+    choose the baseline retriever of the hardness filter and the hard negatives
+    (:func:`hardness_retriever`). Writes the DPR JSON to `out` and, with `stats_path`, the
+    statistics there (both atomically); returns the statistics.
     """
     from namesake.ecqg.passages import read_passages
-    from namesake.retrieval.bm25 import BM25Retriever
 
+    if qa_model is not None and not check_answers:
+        raise NamesakeError("--qa-model and --no-answer-filter contradict each other")
     for path in (conditioned_path, unconditioned_path):
         if not Path(path).is_file():
             raise BadInputError(path, None, "no such file")
@@ -227,22 +308,36 @@ def build_synthetic_set(
         raise BadInputError(passages_path, None, "no passages")
     texts = {pid: row["text"] for pid, row in table.items()}
     print(f"passages: {len(table)}")
-    retriever = BM25Retriever.build(passage_documents(table), show_progress=False)
+    retriever, about = hardness_retriever(table, hardness_retriever_kind, hardness_model)
+    print(f"baseline retriever: {about}")
 
     qa = None
     if qa_model is not None:
         from namesake.ecqg.filtering import ExtractiveQA
 
         qa = ExtractiveQA(qa_model)
-    stats: dict = {"passages": len(table), "sets": {}}
+    stats: dict = {"passages": len(table), "baseline_retriever": about, "sets": {}}
+    stats["filters"] = {
+        "answer_filter": (
+            ("extractive QA" if qa else "substring fallback") if check_answers else "disabled"
+        ),
+        "hardness_filter": (
+            "disabled"
+            if hard_quantile is None
+            else f"{about['retriever']}: own passage scored below the {hard_quantile} quantile"
+        ),
+    }
     filtered = {}
     for name, path in (("conditioned", conditioned_path), ("unconditioned", unconditioned_path)):
         records, read_stats = read_records(path)
         set_stats = {"read": read_stats}
         print(f"{name}: read {len(records)} record(s), skipped {read_stats['skipped_lines']}")
-        records, set_stats["answer_filter"] = answer_filter(
-            records, texts, qa, threshold=qa_threshold, batch_size=qa_batch_size
-        )
+        if check_answers:
+            records, set_stats["answer_filter"] = answer_filter(
+                records, texts, qa, threshold=qa_threshold, batch_size=qa_batch_size
+            )
+        else:
+            records, set_stats["answer_filter"] = no_answer_filter(records, texts)
         a = set_stats["answer_filter"]
         print(
             f"{name}: answer filter [{a['answer_filter']}] {a['in']} -> {a['out']}"
@@ -255,7 +350,8 @@ def build_synthetic_set(
             records, h = hardness_filter(records, texts, retriever, quantile=hard_quantile)
             set_stats["hardness_filter"] = h
             print(
-                f"{name}: hardness filter (quantile {h['quantile']}, cutoff {h['score_cutoff']})"
+                f"{name}: hardness filter [{about['retriever']}] (quantile {h['quantile']},"
+                f" cutoff {h['score_cutoff']})"
                 f" {h['in']} -> {h['out']}"
             )
         filtered[name] = records
@@ -267,7 +363,7 @@ def build_synthetic_set(
     sources = Counter(r["source"] for r in mixed)
     stats["mix"] = {"ratio": ratio, "seed": seed, "out": len(mixed), **sources}
     print(f"mix (ratio {ratio}): {len(mixed)} ({dict(sources)})")
-    with_negatives = add_bm25_hard_negatives(mixed, table, retriever, n=negatives_per_question)
+    with_negatives = add_hard_negatives(mixed, table, retriever, n=negatives_per_question)
     dpr = to_dpr(with_negatives, table)
     without = sum(1 for r in dpr if not r["hard_negative_ctxs"])
     stats["dpr"] = {"out": len(dpr), "without_hard_negative": without}
