@@ -484,12 +484,13 @@ def _add_ecqg_build_synthetic_set(commands) -> None:
 def _add_ecqg_evaluate_dpr(commands) -> None:
     evaluate = commands.add_parser(
         "evaluate-dpr",
-        help="top-k retrieval accuracy of a trained DPR bi-encoder",
+        help="top-k retrieval accuracy of DPR bi-encoders, side by side",
         description="DPR's top-k retrieval accuracy (an answer in the first k passages) of "
         "a DPR bi-encoder on a DPR test file, over passages from a Parquet file or a KILT "
-        "knowledge source.",
+        "knowledge source; with --run / --tfidf / --dpr-*, several encoders in one table on "
+        "the same questions and passages, optionally on Lewis et al.'s overlap subsets.",
     )
-    models = evaluate.add_mutually_exclusive_group(required=True)
+    models = evaluate.add_mutually_exclusive_group()
     models.add_argument("--model-dir", help="a training/train_dpr.py output folder (both encoders)")
     models.add_argument("--model", help="passage encoder: a sentence-transformers folder or Hub id")
     evaluate.add_argument(
@@ -518,8 +519,28 @@ def _add_ecqg_evaluate_dpr(commands) -> None:
     evaluate.add_argument(
         "--batch-size", type=_positive_int, default=64, help="encoding batch size (default: 64)"
     )
+    evaluate.add_argument(
+        "--run",
+        dest="runs",  # args.run is the command's handler
+        nargs="+",
+        type=_labelled_dense_run,
+        default=[],
+        metavar="LABEL=SPEC",
+        help="labelled encoders side by side: a training/train_dpr.py folder (one whose "
+        "training was skipped keeps its row, with the reason) or a sentence-transformers model",
+    )
+    evaluate.add_argument(
+        "--tfidf", action="store_true", help="add DrQA's TF-IDF over the same passages"
+    )
+    _add_dpr_encoders(evaluate)
+    evaluate.add_argument(
+        "--overlap-annotations",
+        help="Lewis et al. (2021) annotations (QA-Overlap's <dataset>-annotations.jsonl, ids = "
+        "0-based lines of --test-file): adds each encoder's accuracy on every subset",
+    )
     evaluate.add_argument("--device", help="torch device (default: cuda when available, else cpu)")
     evaluate.add_argument("--out", help="write the metrics JSON here")
+    evaluate.add_argument("--markdown", help="with --run/--tfidf/--dpr-*: write the table here")
     evaluate.set_defaults(run=_ecqg_evaluate_dpr)
 
 
@@ -639,12 +660,19 @@ def _ecqg_build_synthetic_set(args) -> None:
 def _ecqg_evaluate_dpr(args) -> None:
     from namesake.ecqg.dpr.evaluation import evaluate_retrieval, model_dir_encoders
 
+    if args.runs or args.tfidf or args.dpr_question_encoder or args.dpr_context_encoder:
+        _ecqg_evaluate_dpr_runs(args)
+        return
+    if args.overlap_annotations or args.markdown:
+        raise NamesakeError("--overlap-annotations and --markdown go with --run/--tfidf/--dpr-*")
     if args.model_dir:
         if args.query_model:
             raise NamesakeError("--query-model goes with --model, not --model-dir")
         question_model, passage_model = model_dir_encoders(args.model_dir)
-    else:
+    elif args.model:
         question_model, passage_model = args.query_model, args.model
+    else:
+        raise NamesakeError("evaluate-dpr: give --model-dir, --model, or --run/--tfidf/--dpr-*")
     result = evaluate_retrieval(
         args.passages,
         args.test_file,
@@ -657,6 +685,59 @@ def _ecqg_evaluate_dpr(args) -> None:
         out=args.out,
     )
     print(" ".join(f"{name} {value:.4f}" for name, value in result["metrics"].items()))
+
+
+def _ecqg_evaluate_dpr_runs(args) -> None:
+    """evaluate-dpr with several encoders: one table, the JSON and the markdown written."""
+    import json
+
+    from namesake.ecqg.dpr.evaluation import (
+        EncoderRun,
+        dense_run,
+        evaluate_runs,
+        model_dir_encoders,
+        runs_table,
+    )
+    from namesake.io import atomic_file
+    from namesake.retrieval.dpr import DEFAULT_CONTEXT_ENCODER, DEFAULT_QUESTION_ENCODER
+
+    runs = []
+    if args.model_dir or args.model:
+        spec = args.model_dir or args.model
+        if args.model_dir:
+            question, passage = model_dir_encoders(args.model_dir)
+        else:
+            question, passage = args.query_model, args.model
+        runs.append(EncoderRun(str(spec), "dense", passage, question))
+    runs += [dense_run(label, spec) for label, spec in args.runs]
+    if args.dpr_question_encoder or args.dpr_context_encoder:
+        question = args.dpr_question_encoder or DEFAULT_QUESTION_ENCODER
+        context = args.dpr_context_encoder or DEFAULT_CONTEXT_ENCODER
+        runs.append(EncoderRun("DPR (checkpoint)", "dpr", context, question))
+    if args.tfidf:
+        runs.append(EncoderRun("TF-IDF", "tfidf"))
+    result = evaluate_runs(
+        args.passages,
+        args.test_file,
+        runs,
+        cutoffs=args.cutoffs,
+        similarity=args.similarity,
+        batch_size=args.batch_size,
+        device=args.device,
+        overlap_annotations=args.overlap_annotations,
+    )
+    table = runs_table(result)
+    if args.out:
+        with atomic_file(args.out, "w") as f:
+            f.write(json.dumps(result, indent=2) + "\n")
+    if args.markdown:
+        with atomic_file(args.markdown, "w") as f:
+            f.write(table + "\n")
+    print(table)
+    print(
+        f"{result['questions']} questions ({result['skipped_questions']} skipped) of "
+        f"{result['test_file']}, {result['passages']:,} passages"
+    )
 
 
 def _ecqg_split_gold(args) -> None:
@@ -1354,7 +1435,7 @@ def _amber_read(args) -> None:
 
 
 def _labelled_dense_run(value: str) -> tuple[str, str]:
-    """``LABEL=SPEC`` of ``amber compare --dense-run``."""
+    """``LABEL=SPEC`` of ``amber compare --dense-run`` and ``ecqg evaluate-dpr --run``."""
     label, equals, spec = value.partition("=")
     if not (equals and label.strip() and spec):
         raise argparse.ArgumentTypeError(

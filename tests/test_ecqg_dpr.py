@@ -153,8 +153,12 @@ def test_read_qa_file_tsv_and_json(tmp_path):
     report = {}
     rows = read_qa_file(tsv, report=report)
     assert rows == [
-        {"question": "who wrote hamlet", "answers": ["William Shakespeare", "Shakespeare"]},
-        {"question": "capital of france", "answers": ["Paris"]},
+        {
+            "question": "who wrote hamlet",
+            "answers": ["William Shakespeare", "Shakespeare"],
+            "index": 0,
+        },
+        {"question": "capital of france", "answers": ["Paris"], "index": 1},
     ]
     assert report["skipped"] == 1
     js = tmp_path / "test.json"

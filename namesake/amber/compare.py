@@ -45,14 +45,13 @@ def file_stem(label: str) -> str:
 def dense_run(label: str, spec: str | os.PathLike, similarity: str | None = None) -> Run:
     """The run of a dense encoder `spec` (a ``training/train_dpr.py`` output folder or a
     sentence-transformers model) labelled ``dense:LABEL``."""
-    from namesake.ecqg.dpr.not_trained import not_trained_reason
-    from namesake.ecqg.synthetic import dense_model_encoders
+    from namesake.ecqg.dpr import evaluation
 
+    encoder = evaluation.dense_run(label, str(spec))
     run = Run(f"dense:{label}", "dense", f"dense-{file_stem(label)}")
-    run.not_trained = not_trained_reason(spec)
+    run.not_trained = encoder.not_trained
     if run.not_trained is None:
-        passage_model, question_model = dense_model_encoders(spec)
-        run.options = {"model": passage_model, "query_model": question_model}
+        run.options = {"model": encoder.passage_model, "query_model": encoder.question_model}
         if similarity:
             run.options["similarity"] = similarity
     return run

@@ -79,18 +79,6 @@ def passage_documents(passages) -> list[Document]:
 HARDNESS_RETRIEVERS = ("dense", "bm25")
 
 
-def dense_model_encoders(spec: str | os.PathLike) -> tuple[str, str | None]:
-    """(passage model, question model or None) of a dense model `spec`: a
-    ``training/train_dpr.py`` output folder gives its two sentence-transformers exports;
-    anything else is one sentence-transformers model (Hub id or folder) for both sides."""
-    from namesake.ecqg.dpr.evaluation import model_dir_encoders
-
-    if (Path(spec) / "st_passage_encoder").is_dir():
-        question, passage = model_dir_encoders(spec)
-        return passage, question
-    return str(spec), None
-
-
 def hardness_retriever(
     passages, kind: str = "dense", model: str | os.PathLike | None = None
 ) -> tuple[object, dict]:
@@ -101,7 +89,7 @@ def hardness_retriever(
     MiniLM) in an exact flat index; ``"bm25"`` takes no model. A `model` folder whose training
     was skipped (``not_trained.json``) is refused with its reason.
     """
-    from namesake.ecqg.dpr.evaluation import WHOLE
+    from namesake.ecqg.dpr.evaluation import WHOLE, dense_model_encoders
     from namesake.ecqg.dpr.not_trained import not_trained_reason
 
     documents = passage_documents(passages)

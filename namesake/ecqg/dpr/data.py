@@ -147,22 +147,26 @@ def _parse_answers(value: str, where: str) -> list[str]:
 
 
 def read_qa_file(path: str | os.PathLike, report: dict | None = None) -> list[dict]:
-    """Questions and answers of a DPR test file: ``[{"question", "answers"}]``.
+    """Questions and answers of a DPR test file: ``[{"question", "answers", "index"}]``.
 
     ``.json``/``.jsonl``: DPR items (only ``question`` and ``answers`` are needed). Anything
     else: DPR's ``qas`` CSV/TSV, one ``question <tab> ["answer", ...]`` per line (a comma
     separates the two columns when a line has no tab). Lines or items without a question or
-    answers are skipped, logged and counted in ``report``.
+    answers are skipped, logged and counted in ``report``. ``index`` is the question's 0-based
+    item or line number in the file, whatever was skipped before it: the id that Lewis et al.'s
+    overlap annotations give it (``namesake.ecqg.dpr.overlap``).
     """
     path = Path(path)
     if not path.is_file():
         raise DPRFileError(f"{path}: no such file")
     rows, problems = [], []
+    total = 0  # items or lines: every index a question can have
     if path.suffix.lower() in (".json", ".jsonl"):
         raw = _load_json_items(path)
         if isinstance(raw, Mapping):
             raw = raw.get("data", [raw])
         for index, item in enumerate(raw):
+            total = index + 1
             if (
                 not isinstance(item, Mapping)
                 or not isinstance(item.get("question"), str)
@@ -176,6 +180,7 @@ def read_qa_file(path: str | os.PathLike, report: dict | None = None) -> list[di
                 {
                     "question": item["question"],
                     "answers": [answers] if isinstance(answers, str) else list(answers),
+                    "index": index,
                 }
             )
     else:
@@ -183,6 +188,7 @@ def read_qa_file(path: str | os.PathLike, report: dict | None = None) -> list[di
 
         with path.open(encoding="utf-8", newline="") as f:
             for number, line in enumerate(f, 1):
+                total = number
                 if not line.strip():
                     continue
                 where = f"line {number}"
@@ -198,11 +204,11 @@ def read_qa_file(path: str | os.PathLike, report: dict | None = None) -> list[di
                 except DPRFileError as error:
                     problems.append(str(error))
                     continue
-                rows.append({"question": parts[0].strip(), "answers": answers})
+                rows.append({"question": parts[0].strip(), "answers": answers, "index": number - 1})
     for message in problems[:20]:
         logger.warning("%s: %s; skipped", path, message)
     if report is not None:
-        report.update(kept=len(rows), skipped=len(problems), problems=problems[:20])
+        report.update(kept=len(rows), skipped=len(problems), problems=problems[:20], total=total)
     return rows
 
 

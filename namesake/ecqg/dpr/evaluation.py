@@ -11,8 +11,13 @@ first k passages contains an answer (:func:`has_answer`).
 
 By default the search is :class:`namesake.retrieval.DenseRetriever`'s, with the similarity the
 passage model declares: the dot product, as trained, for the DPR encoders namesake exports;
-cosine for models that declare nothing. ``similarity="dot"`` or ``"cosine"`` forces one (the
-same encoders, normalised for cosine, one flat inner-product index).
+cosine for models that declare nothing. ``similarity="dot"`` or ``"cosine"`` forces one.
+
+:func:`evaluate_runs` puts several encoders side by side on the same questions and passages
+(the ECQG paper's Table 3): labelled dense runs (a ``train_dpr.py`` folder or any
+sentence-transformers model; a folder whose training was skipped keeps its row, with the
+reason), Hugging Face DPR checkpoints (inner product unless told otherwise), and DrQA's TF-IDF.
+With Lewis et al.'s overlap annotations it adds each run's accuracy on their subsets.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import json
 import os
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import regex
@@ -108,6 +114,16 @@ def model_dir_encoders(model_dir: str | os.PathLike) -> tuple[str, str]:
     return str(root / "st_question_encoder"), str(root / "st_passage_encoder")
 
 
+def dense_model_encoders(spec: str | os.PathLike) -> tuple[str, str | None]:
+    """(passage model, question model or None) of a dense model `spec`: a
+    ``training/train_dpr.py`` output folder gives its two sentence-transformers exports;
+    anything else is one sentence-transformers model (Hub id or folder) for both sides."""
+    if (Path(spec) / "st_passage_encoder").is_dir():
+        question, passage = model_dir_encoders(spec)
+        return passage, question
+    return str(spec), None
+
+
 def read_passage_documents(path: str | os.PathLike) -> list:
     """Passages as one-passage ``Document``s (``wikipedia_id`` = passage id), from a passages
     Parquet file or a KILT knowledge source (told apart by the Parquet magic bytes)."""
@@ -131,50 +147,72 @@ def read_passage_documents(path: str | os.PathLike) -> list:
     return out
 
 
-def _forced_rankings(
-    passage_model, question_model, passages, questions, k, batch_size, device, normalize
-) -> list[list[str]]:
-    import faiss
-    import numpy as np
-    from sentence_transformers import SentenceTransformer
+@dataclass(frozen=True)
+class EncoderRun:
+    """One row of an evaluation: a labelled retriever over the test passages.
 
-    from namesake.retrieval.dense import passage_input
+    ``kind``: "dense" (sentence-transformers encoders), "dpr" (Hugging Face DPR checkpoints) or
+    "tfidf"; ``not_trained``: why a requested encoder does not exist (its row says so)."""
 
-    passage_encoder = SentenceTransformer(passage_model, device=device)
-    question_encoder = (
-        SentenceTransformer(question_model, device=device) if question_model else passage_encoder
-    )
-    separator = getattr(passage_encoder.tokenizer, "sep_token", None) or "."
-    texts = [passage_input(p.title, p.text, separator) for p in passages]
-    options = {"batch_size": batch_size, "convert_to_numpy": True}
-    p = passage_encoder.encode(texts, normalize_embeddings=normalize, **options)
-    q = question_encoder.encode(questions, normalize_embeddings=normalize, **options)
-    index = faiss.IndexFlatIP(p.shape[1])
-    index.add(np.ascontiguousarray(p, dtype=np.float32))
-    _, labels = index.search(np.ascontiguousarray(q, dtype=np.float32), min(k, len(passages)))
-    return [[passages[i].wikipedia_id for i in row if i >= 0] for row in labels]
+    label: str
+    kind: str = "dense"
+    passage_model: str | None = None
+    question_model: str | None = None
+    not_trained: str | None = None
 
 
-def evaluate_retrieval(
-    passages_path: str | os.PathLike,
-    test_file: str | os.PathLike,
-    passage_model: str,
-    question_model: str | None = None,
+def dense_run(label: str, spec: str) -> EncoderRun:
+    """A labelled dense run of `spec`: a ``train_dpr.py`` folder, possibly not trained, or a
+    sentence-transformers model."""
+    from namesake.ecqg.dpr.not_trained import not_trained_reason
+
+    reason = not_trained_reason(spec)
+    if reason is not None:
+        return EncoderRun(label, not_trained=reason)
+    passage, question = dense_model_encoders(spec)
+    return EncoderRun(label, "dense", passage, question)
+
+
+def rank_passages(
+    run: EncoderRun,
+    passages: list,
+    questions: list[str],
+    k: int,
     *,
-    cutoffs: Iterable[int] = DEFAULT_KS,
     similarity: str | None = None,
     batch_size: int = 64,
     device: str | None = None,
-    out: str | os.PathLike | None = None,
-) -> dict:
-    """Top-k retrieval accuracy of a DPR bi-encoder (see the module docstring).
+) -> tuple[list[list[str]], str | None]:
+    """Each question's top `k` passage ids under `run`, and the similarity searched with."""
+    if run.kind == "tfidf":
+        from namesake.retrieval.tfidf import TfidfRetriever
 
-    `passage_model` / `question_model` are sentence-transformers folders or Hub ids (the
-    question encoder defaults to the passage encoder); `similarity` None searches with the one
-    the passage model declares, ``"dot"`` / ``"cosine"`` force one. Returns ``{"metrics":
-    {"top_1": ...}, "questions", "skipped_questions", "passages", "similarity", ...}``, also
-    written to `out` as JSON (atomically) when given.
-    """
+        retriever = TfidfRetriever.build(passages, show_progress=False)
+        found = retriever.search(questions, k)
+        return [[pid for pid, _ in hits] for hits in found], None
+    options = {"index": "flat", "batch_size": batch_size, "words": WHOLE, "device": device}
+    options |= {"show_progress": False, "similarity": similarity}
+    if run.kind == "dpr":
+        from namesake.retrieval.dpr import DPRRetriever
+
+        retriever = DPRRetriever.build(
+            passages,
+            question_encoder=run.question_model,
+            context_encoder=run.passage_model,
+            **options,
+        )
+    else:
+        from namesake.retrieval import DenseRetriever
+
+        retriever = DenseRetriever.build(
+            passages, model=run.passage_model, query_model=run.question_model, **options
+        )
+    found = retriever.search(questions, k)
+    return [[pid for pid, _ in hits] for hits in found], retriever.similarity
+
+
+def _read_test_inputs(passages_path, test_file, cutoffs, similarity):
+    """The checked cut-offs, questions (with the test file's report), passages and their texts."""
     from namesake.ecqg.dpr.data import DPRFileError, read_qa_file
 
     cutoffs = sorted({int(k) for k in cutoffs})
@@ -197,37 +235,43 @@ def evaluate_retrieval(
     texts = {p.wikipedia_id: p.text for p in passages}
     if len(texts) != len(passages):
         raise BadInputError(passages_path, None, "passage ids are not unique")
-    questions = [qa["question"] for qa in qas]
-    k = cutoffs[-1]
-    if similarity is not None:
-        rankings = _forced_rankings(
-            passage_model,
-            question_model,
-            passages,
-            questions,
-            k,
-            batch_size,
-            device,
-            normalize=similarity == "cosine",
-        )
-    else:
-        from namesake.retrieval import DenseRetriever
+    return cutoffs, qas, report, passages, texts
 
-        retriever = DenseRetriever.build(
-            passages,
-            model=passage_model,
-            query_model=question_model,
-            index="flat",
-            batch_size=batch_size,
-            words=WHOLE,
-            device=device,
-            show_progress=False,
-        )
-        rankings = [[pid for pid, _ in hits] for hits in retriever.search(questions, k)]
-        similarity = "cosine" if retriever.settings.get("normalized", True) else "dot"
-    metrics = top_k_accuracy(rankings, [qa["answers"] for qa in qas], texts, cutoffs)
+
+def evaluate_retrieval(
+    passages_path: str | os.PathLike,
+    test_file: str | os.PathLike,
+    passage_model: str,
+    question_model: str | None = None,
+    *,
+    cutoffs: Iterable[int] = DEFAULT_KS,
+    similarity: str | None = None,
+    batch_size: int = 64,
+    device: str | None = None,
+    out: str | os.PathLike | None = None,
+) -> dict:
+    """Top-k retrieval accuracy of one DPR bi-encoder (see the module docstring).
+
+    `passage_model` / `question_model` are sentence-transformers folders or Hub ids (the
+    question encoder defaults to the passage encoder); `similarity` None searches with the one
+    the passage model declares, ``"dot"`` / ``"cosine"`` force one. Returns ``{"metrics":
+    {"top_1": ...}, "questions", "skipped_questions", "passages", "similarity", ...}``, also
+    written to `out` as JSON (atomically) when given.
+    """
+    cutoffs, qas, report, passages, texts = _read_test_inputs(
+        passages_path, test_file, cutoffs, similarity
+    )
+    rankings, similarity = rank_passages(
+        EncoderRun("", "dense", passage_model, question_model),
+        passages,
+        [qa["question"] for qa in qas],
+        cutoffs[-1],
+        similarity=similarity,
+        batch_size=batch_size,
+        device=device,
+    )
     result = {
-        "metrics": metrics,
+        "metrics": top_k_accuracy(rankings, [qa["answers"] for qa in qas], texts, cutoffs),
         "questions": len(qas),
         "skipped_questions": report.get("skipped", 0),
         "passages": len(passages),
@@ -240,3 +284,101 @@ def evaluate_retrieval(
         with atomic_file(out, "w") as f:
             f.write(json.dumps(result, indent=2) + "\n")
     return result
+
+
+def evaluate_runs(
+    passages_path: str | os.PathLike,
+    test_file: str | os.PathLike,
+    runs: Sequence[EncoderRun],
+    *,
+    cutoffs: Iterable[int] = DEFAULT_KS,
+    similarity: str | None = None,
+    batch_size: int = 64,
+    device: str | None = None,
+    overlap_annotations: str | os.PathLike | None = None,
+) -> dict:
+    """Every run's top-k accuracy on the same questions and passages (the corpus and the test
+    file read once), and on each of Lewis et al.'s overlap subsets when annotations are given.
+
+    Returns ``{"runs": [{"label", "kind", "passage_model", "question_model", "similarity",
+    "metrics", "subsets": {label: {"questions", "metrics"}}, "not_trained"}], "questions",
+    "skipped_questions", "passages", "test_file", "cutoffs", "overlap_annotations"}``; a run
+    that was not trained has no metrics, only its reason.
+    """
+    from namesake.ecqg.dpr.overlap import read_overlap_annotations
+
+    if not runs:
+        raise NamesakeError("nothing to evaluate: give --run, --tfidf or --dpr-* encoders")
+    labels = [run.label for run in runs]
+    if len(set(labels)) != len(labels):
+        raise NamesakeError(f"run labels must differ: {labels}")
+    cutoffs, qas, report, passages, texts = _read_test_inputs(
+        passages_path, test_file, cutoffs, similarity
+    )
+    subsets = {}
+    if overlap_annotations is not None:
+        annotated = read_overlap_annotations(overlap_annotations, report["total"])
+        for label, indexes in annotated.items():
+            subsets[label] = [row for row, qa in enumerate(qas) if qa["index"] in indexes]
+    questions = [qa["question"] for qa in qas]
+    answers = [qa["answers"] for qa in qas]
+    rows = []
+    for run in runs:
+        row = {
+            "label": run.label,
+            "kind": run.kind,
+            "passage_model": run.passage_model,
+            "question_model": run.question_model,
+            "not_trained": run.not_trained,
+        }
+        if run.not_trained is None:
+            rankings, row["similarity"] = rank_passages(
+                run,
+                passages,
+                questions,
+                cutoffs[-1],
+                similarity=None if run.kind == "tfidf" else similarity,
+                batch_size=batch_size,
+                device=device,
+            )
+            row["metrics"] = top_k_accuracy(rankings, answers, texts, cutoffs)
+            row["subsets"] = {}
+            for label, members in subsets.items():
+                metrics = top_k_accuracy(
+                    [rankings[i] for i in members], [answers[i] for i in members], texts, cutoffs
+                )
+                row["subsets"][label] = {"questions": len(members), "metrics": metrics}
+        rows.append(row)
+    return {
+        "runs": rows,
+        "questions": len(qas),
+        "skipped_questions": report.get("skipped", 0),
+        "passages": len(passages),
+        "test_file": str(test_file),
+        "cutoffs": cutoffs,
+        "overlap_annotations": None if overlap_annotations is None else str(overlap_annotations),
+    }
+
+
+def runs_table(result: dict) -> str:
+    """Markdown: one row per run (top-k accuracy in %, one decimal), then one per run and
+    overlap subset; a run that was not trained says why in its first cell."""
+    cutoffs = result["cutoffs"]
+    header = ["Encoder", "questions", *(f"top-{k}" for k in cutoffs)]
+    lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
+
+    def line(label: str, questions: int, metrics: dict | None, reason: str | None) -> str:
+        if metrics is None:
+            cells = [f"not trained: {reason}"] + ["—"] * (len(cutoffs) - 1)
+        else:
+            cells = [f"{100 * metrics[f'top_{k}']:.1f}" for k in cutoffs]
+        return "| " + " | ".join([label, str(questions), *cells]) + " |"
+
+    for run in result["runs"]:
+        metrics = run.get("metrics")
+        lines.append(line(run["label"], result["questions"], metrics, run["not_trained"]))
+    for run in result["runs"]:
+        for subset, found in (run.get("subsets") or {}).items():
+            label = f"{run['label']}, {subset.replace('_', ' ')}"
+            lines.append(line(label, found["questions"], found["metrics"], None))
+    return "\n".join(lines)
