@@ -418,6 +418,35 @@ def test_two_train_files_counted_and_trained_together(tiny, tmp_path):
     assert metric_types == {f"top_{k}_accuracy" for k in (1, 5, 20, 100)}
 
 
+def test_dev_passages_make_the_card_report_what_evaluate_dpr_measures(tiny, tmp_path):
+    """--dev_passages: the dev questions rank a whole passages file, and the figures are the
+    ones `namesake ecqg evaluate-dpr` gives the saved encoders on the same file."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    from namesake.ecqg.dpr.evaluation import DEFAULT_KS, evaluate_retrieval, model_dir_encoders
+
+    rows = [
+        {"id": f"p{i}", "wikipedia_id": str(i), "title": city, "text": text}
+        for i, (city, _, text) in enumerate(FACTS)
+    ]
+    passages = tmp_path / "passages.parquet"
+    pq.write_table(pa.Table.from_pylist(rows), passages)
+    out = tmp_path / "dpr"
+    args = train_args(tiny, out, "--max_train_steps", "2", "--dev_passages", str(passages))
+    metrics = load_script("train_dpr").main(args)
+    assert metrics["dev"]["passages"] == len(FACTS) and metrics["dev"]["questions"] == 8
+    question, passage = model_dir_encoders(out)
+    measured = evaluate_retrieval(passages, tiny[3], passage, question)
+    assert measured["similarity"] == "dot"
+    for k in DEFAULT_KS:
+        assert metrics["dev"][f"top_{k}"] == pytest.approx(measured["metrics"][f"top_{k}"])
+    assert (
+        f"ranking the {len(FACTS)} passages of `passages.parquet`"
+        in (out / "README.md").read_text()
+    )
+
+
 def test_empty_train_file_is_an_error_naming_it(tiny, tmp_path):
     empty = tmp_path / "synthetic.json"
     empty.write_text("[]")

@@ -42,7 +42,8 @@ one, step count and data order included.
 
     accelerate launch training/train_dpr.py --train_file train.json [synthetic.json ...] \\
         --output_dir dpr [--if_empty error|explain] [--dev_file dev.json] \\
-        [--dev_split_name "held-out passages"] [--model_name_or_path PATH_OR_HUB_ID] \\
+        [--dev_split_name "held-out passages"] [--dev_passages passages.parquet] \\
+        [--model_name_or_path PATH_OR_HUB_ID] \\
         [--question_model Q] [--passage_model P] [--shared] [--learning_rate 1e-5] \\
         [--num_train_epochs 10] [--per_device_train_batch_size 16] \\
         [--gradient_accumulation_steps 1] [--hard_negatives 1] [--max_length 256] [--seed 0] \\
@@ -67,7 +68,7 @@ from transformers import AutoTokenizer
 
 from namesake import training
 from namesake.ecqg.dpr.data import DPRFileError, passage_string, read_dpr_file
-from namesake.ecqg.dpr.evaluation import DEFAULT_KS, top_k_accuracy
+from namesake.ecqg.dpr.evaluation import DEFAULT_KS, read_passage_documents, top_k_accuracy
 from namesake.ecqg.dpr.modeling import (
     BiEncoder,
     dpr_loss,
@@ -108,6 +109,11 @@ def parse_args(argv=None):
     )
     parser.add_argument(
         "--dev_file", default=None, help="DPR-format JSON whose top-k accuracy is reported"
+    )
+    parser.add_argument(
+        "--dev_passages",
+        help="passages Parquet or KILT knowledge source that --dev_file's questions rank "
+        "(default: the dev items' own passages); the card then reports that retrieval",
     )
     parser.add_argument(
         "--dev_split_name",
@@ -162,20 +168,26 @@ def encode_texts(encode, tokenizer, texts, batch_size, max_length, device) -> to
     return torch.cat(out) if out else torch.zeros((0, 1))
 
 
+def dev_passages(items, args, separator: str) -> tuple[list[str], list[str]]:
+    """The passages dev questions are ranked against, as encoder inputs and as raw texts:
+    those of --dev_passages when given (the corpus evaluate-dpr ranks, so the card's figures
+    are that evaluation's), else the pool of the dev items' own positives and hard negatives,
+    deduplicated."""
+    if args.dev_passages:
+        documents = read_passage_documents(args.dev_passages)
+        inputs = [passage_string({"title": d.title, "text": d.text}, separator) for d in documents]
+        return inputs, [d.text for d in documents]
+    pool: dict[str, str] = {}
+    for item in items:
+        for ctx in item["positive_ctxs"] + item["hard_negative_ctxs"]:
+            pool.setdefault(passage_string(ctx, separator), ctx["text"])
+    return list(pool), list(pool.values())
+
+
 def evaluate_dev(model, tokenizer, items, args, device) -> dict:
-    """Top-k accuracy on the dev items: every dev question ranks the pool of all dev
-    passages (positives and hard negatives, deduplicated) by dot product."""
-    separator = tokenizer.sep_token or "."
-    pool: dict[str, int] = {}
-    for item in items:
-        for ctx in item["positive_ctxs"] + item["hard_negative_ctxs"]:
-            pool.setdefault(passage_string(ctx, separator), len(pool))
-    texts = list(pool)
-    raw_by_index: dict[int, str] = {}
-    for item in items:
-        for ctx in item["positive_ctxs"] + item["hard_negative_ctxs"]:
-            raw_by_index.setdefault(pool[passage_string(ctx, separator)], ctx["text"])
-    raw_texts = [raw_by_index[i] for i in range(len(texts))]
+    """Top-k accuracy on the dev items: every dev question ranks the dev passages
+    (:func:`dev_passages`) by dot product."""
+    texts, raw_texts = dev_passages(items, args, tokenizer.sep_token or ".")
     model.eval()
     p = encode_texts(
         model.encode_passages,
@@ -224,10 +236,14 @@ def render_model_card(args, metrics: dict, base: dict, run) -> str:
         ]
         rows = ["| k | top-k accuracy |", "|---:|---:|"]
         rows += [f"| {k} | {dev[f'top_{k}']:.3f} |" for k in DEFAULT_KS]
+        pool = (
+            f"the {dev['passages']:,} passages of `{Path(args.dev_passages).name}`"
+            if args.dev_passages
+            else f"the pool of its {dev['passages']} passages"
+        )
         results = (
             f"On `{Path(args.dev_file).name}` ({args.dev_split_name}: {dev['questions']} "
-            f"questions ranking the pool of its {dev['passages']} passages by dot "
-            "product):\n\n" + "\n".join(rows)
+            f"questions ranking {pool} by dot product):\n\n" + "\n".join(rows)
         )
     hub_bases = [b for b in dict.fromkeys(map(training.hub_id, base.values())) if b]
     return training.render_card(

@@ -187,11 +187,11 @@ def rank_passages(
     if run.kind == "tfidf":
         from namesake.retrieval.tfidf import TfidfRetriever
 
-        retriever = TfidfRetriever.build(passages, show_progress=False)
+        retriever = TfidfRetriever.build(passages)
         found = retriever.search(questions, k)
         return [[pid for pid, _ in hits] for hits in found], None
     options = {"index": "flat", "batch_size": batch_size, "words": WHOLE, "device": device}
-    options |= {"show_progress": False, "similarity": similarity}
+    options |= {"show_progress": True, "similarity": similarity}  # minutes per encoder at scale
     if run.kind == "dpr":
         from namesake.retrieval.dpr import DPRRetriever
 
