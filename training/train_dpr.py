@@ -3,7 +3,8 @@
 A linear script in the style of transformers' ``examples/pytorch/*_no_trainer.py``; the plumbing
 it shares with the other training scripts (arguments, schedule, checkpoints, card, saving,
 push) is in ``namesake.training``, the model in ``namesake.ecqg.dpr.modeling``. Question and
-passage encoders (``AutoModel``, shared with ``--shared`` or separate), ``[CLS]`` pooling; the
+passage encoders (``AutoModel``, shared with ``--shared`` or separate), ``[CLS]`` pooling
+(``--pooling mean`` for a sentence-transformers starting point); the
 loss is DPR's NLL over dot-product scores with in-batch negatives plus ``--hard_negatives``
 hard negatives per question (``dpr_loss``). A question's hard negatives are the first ones of
 its ``hard_negative_ctxs``; an item with too few gets the positives of other items instead
@@ -20,8 +21,8 @@ Outputs, in ``--output_dir`` (written to a temporary sibling, then renamed):
 
 - ``question_encoder/`` and ``passage_encoder/``: ``save_pretrained`` of each encoder and the
   tokenizer (``AutoModel``-loadable; for ``--shared`` both hold the same weights);
-- ``st_question_encoder/`` and ``st_passage_encoder/``: sentence-transformers exports (CLS
-  pooling, dot-product similarity) for ``namesake retrieve --model OUT/st_passage_encoder
+- ``st_question_encoder/`` and ``st_passage_encoder/``: sentence-transformers exports (the
+  training's pooling, dot-product similarity) for ``namesake retrieve --model OUT/st_passage_encoder
   --query-model OUT/st_question_encoder`` and ``DenseRetriever.build``;
 - ``metrics.json`` (settings, the training files with their item counts, loss and learning
   rate per step, dev top-k accuracy) and ``README.md``, the model card from
@@ -70,6 +71,7 @@ from namesake import training
 from namesake.ecqg.dpr.data import DPRFileError, passage_string, read_dpr_file
 from namesake.ecqg.dpr.evaluation import DEFAULT_KS, read_passage_documents, top_k_accuracy
 from namesake.ecqg.dpr.modeling import (
+    POOLINGS,
     BiEncoder,
     dpr_loss,
     export_sentence_transformers,
@@ -134,6 +136,13 @@ def parse_args(argv=None):
     )
     parser.add_argument(
         "--shared", action="store_true", help="one encoder for questions and passages"
+    )
+    parser.add_argument(
+        "--pooling",
+        choices=POOLINGS,
+        default="cls",
+        help="cls: DPR's [CLS] vector (default); mean: the token mean, for starting points "
+        "trained with it (sentence-transformers models such as all-MiniLM-L6-v2)",
     )
     parser.add_argument(
         "--max_grad_norm", type=float, default=2.0, help="gradient clipping norm (0: none)"
@@ -261,6 +270,7 @@ def render_model_card(args, metrics: dict, base: dict, run) -> str:
         question_base=base["question"],
         passage_base=base["passage"],
         shared="yes" if args.shared else "no",
+        pooling={"cls": "`[CLS]`", "mean": "mean"}[args.pooling],
         train_files=", ".join(
             f"`{Path(f['path']).name}` ({f['items']} items)" for f in metrics["train_files"]
         ),
@@ -345,7 +355,7 @@ def main(argv=None):
     tokenizer = AutoTokenizer.from_pretrained(question_path)
     passage_tokenizer = AutoTokenizer.from_pretrained(passage_path or question_path)
     separator = passage_tokenizer.sep_token or "."
-    model = BiEncoder(question_path, passage_path, shared=args.shared)
+    model = BiEncoder(question_path, passage_path, shared=args.shared, pooling=args.pooling)
 
     filled = 0
     negatives_per_item = []
@@ -438,6 +448,7 @@ def main(argv=None):
             k: getattr(args, k)
             for k in (
                 "shared",
+                "pooling",
                 "learning_rate",
                 "weight_decay",
                 "lr_scheduler_type",
@@ -461,7 +472,10 @@ def main(argv=None):
             encoder.save_pretrained(folder / f"{name}_encoder", save_function=accelerator.save)
             tok.save_pretrained(folder / f"{name}_encoder")
             export_sentence_transformers(
-                folder / f"{name}_encoder", folder / f"st_{name}_encoder", args.max_length
+                folder / f"{name}_encoder",
+                folder / f"st_{name}_encoder",
+                args.max_length,
+                pooling=args.pooling,
             )
 
     def card() -> str:

@@ -78,27 +78,46 @@ def gather_with_grad(tensor: torch.Tensor) -> torch.Tensor:
 # --- the bi-encoder ---------------------------------------------------------------------
 
 
+#: how a text's token vectors become its embedding: DPR's ``[CLS]`` vector, or the mean over
+#: its tokens (what sentence-transformers models such as all-MiniLM-L6-v2 were trained with:
+#: starting one of them on CLS pooling throws its training away)
+POOLINGS = ("cls", "mean")
+
+
 class BiEncoder(nn.Module):
-    """DPR's bi-encoder: ``AutoModel`` question and passage encoders, ``[CLS]`` pooling.
+    """DPR's bi-encoder: ``AutoModel`` question and passage encoders, ``[CLS]`` pooling (or
+    ``pooling="mean"``).
 
     ``shared=True`` (or ``passage_model=None``) uses one encoder for both.
     """
 
-    def __init__(self, question_model: str, passage_model: str | None = None, shared: bool = False):
+    def __init__(
+        self,
+        question_model: str,
+        passage_model: str | None = None,
+        shared: bool = False,
+        pooling: str = "cls",
+    ):
         super().__init__()
+        if pooling not in POOLINGS:
+            raise ValueError(f"pooling must be one of {POOLINGS}, not {pooling!r}")
+        self.pooling = pooling
         self.question_encoder = load_encoder(question_model)
         self.shared = shared or passage_model is None
         self.passage_encoder = self.question_encoder if self.shared else load_encoder(passage_model)
 
-    @staticmethod
-    def _cls(encoder: nn.Module, inputs: Mapping) -> torch.Tensor:
-        return encoder(**inputs).last_hidden_state[:, 0]
+    def _pool(self, encoder: nn.Module, inputs: Mapping) -> torch.Tensor:
+        hidden = encoder(**inputs).last_hidden_state
+        if self.pooling == "cls":
+            return hidden[:, 0]
+        mask = inputs["attention_mask"].unsqueeze(-1).to(hidden.dtype)
+        return (hidden * mask).sum(dim=1) / mask.sum(dim=1).clamp(min=1e-9)
 
     def encode_questions(self, inputs: Mapping) -> torch.Tensor:
-        return self._cls(self.question_encoder, inputs)
+        return self._pool(self.question_encoder, inputs)
 
     def encode_passages(self, inputs: Mapping) -> torch.Tensor:
-        return self._cls(self.passage_encoder, inputs)
+        return self._pool(self.passage_encoder, inputs)
 
     def forward(self, question_inputs: Mapping, passage_inputs: Mapping):
         return self.encode_questions(question_inputs), self.encode_passages(passage_inputs)
@@ -119,9 +138,13 @@ def load_encoder(name: str) -> nn.Module:
 
 
 def export_sentence_transformers(
-    encoder_dir: str | os.PathLike, out_dir: str | os.PathLike, max_seq_length: int = 256
+    encoder_dir: str | os.PathLike,
+    out_dir: str | os.PathLike,
+    max_seq_length: int = 256,
+    pooling: str = "cls",
 ) -> Path:
-    """Writes a sentence-transformers folder (Transformer + CLS Pooling) for `encoder_dir`.
+    """Writes a sentence-transformers folder (Transformer + Pooling, CLS or mean as trained)
+    for `encoder_dir`.
 
     The folder loads with ``SentenceTransformer(out_dir)`` and so as ``model`` (passage
     encoder) or ``query_model`` (question encoder) of ``DenseRetriever.build``. It declares
@@ -138,9 +161,10 @@ def export_sentence_transformers(
     transformer = Transformer(str(encoder_dir), max_seq_length=max_seq_length)
     get = getattr(transformer, "get_embedding_dimension", None)
     dimension = (get or transformer.get_word_embedding_dimension)()
-    pooling = Pooling(dimension, pooling_mode="cls")
     model = SentenceTransformer(
-        modules=[transformer, pooling], device="cpu", similarity_fn_name="dot"
+        modules=[transformer, Pooling(dimension, pooling_mode=pooling)],
+        device="cpu",
+        similarity_fn_name="dot",
     )
     out_dir = Path(out_dir)
     model.save(str(out_dir))
