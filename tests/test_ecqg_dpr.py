@@ -181,6 +181,19 @@ def tiny(tmp_path_factory):
     return tmp, model, train, dev
 
 
+def write_fact_passages(path: Path) -> Path:
+    """FACTS' passages as a passages Parquet file (`namesake ecqg passages`' columns)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    rows = [
+        {"id": f"p{i}", "wikipedia_id": str(i), "title": city, "text": text}
+        for i, (city, _, text) in enumerate(FACTS)
+    ]
+    pq.write_table(pa.Table.from_pylist(rows), path)
+    return path
+
+
 def train_args(tiny, out, *extra):
     tmp, model, train, dev = tiny
     return [
@@ -306,18 +319,10 @@ def test_push_to_hub_is_mocked(tiny, monkeypatch):
 
 
 def test_evaluate_dpr(tiny, trained, tmp_path, capsys):
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     from namesake.cli import main
 
     out, _ = trained
-    rows = [
-        {"id": f"p{i}", "wikipedia_id": str(i), "title": city, "text": text}
-        for i, (city, _, text) in enumerate(FACTS)
-    ]
-    passages = tmp_path / "passages.parquet"
-    pq.write_table(pa.Table.from_pylist(rows), passages)
+    passages = write_fact_passages(tmp_path / "passages.parquet")
     test = tmp_path / "test.tsv"
     test.write_text("".join(f"capital of {c}\t['{city}']\n" for city, c, _ in FACTS[:6]))
     common = ["ecqg", "evaluate-dpr", "--model-dir", str(out), "--passages", str(passages)]
@@ -423,17 +428,9 @@ def test_dev_passages_make_the_card_report_what_evaluate_dpr_measures(tiny, tmp_
     """--dev_passages: the dev questions rank a whole passages file, and the figures are the
     ones `namesake ecqg evaluate-dpr` gives the saved encoders on the same file (so the
     exports pool as training did, CLS or mean)."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     from namesake.ecqg.dpr.evaluation import DEFAULT_KS, evaluate_retrieval, model_dir_encoders
 
-    rows = [
-        {"id": f"p{i}", "wikipedia_id": str(i), "title": city, "text": text}
-        for i, (city, _, text) in enumerate(FACTS)
-    ]
-    passages = tmp_path / "passages.parquet"
-    pq.write_table(pa.Table.from_pylist(rows), passages)
+    passages = write_fact_passages(tmp_path / "passages.parquet")
     out = tmp_path / "dpr"
     args = train_args(tiny, out, "--max_train_steps", "2", "--dev_passages", str(passages))
     metrics = load_script("train_dpr").main([*args, "--pooling", pooling])
