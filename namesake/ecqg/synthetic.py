@@ -89,8 +89,7 @@ def hardness_retriever(
     MiniLM) in an exact flat index; ``"bm25"`` takes no model. A `model` folder whose training
     was skipped (``not_trained.json``) is refused with its reason.
     """
-    from namesake.ecqg.dpr.evaluation import WHOLE, dense_model_encoders
-    from namesake.ecqg.dpr.not_trained import not_trained_reason
+    from namesake.ecqg.dpr.evaluation import WHOLE, dense_run
 
     documents = passage_documents(passages)
     if kind == "bm25":
@@ -104,10 +103,10 @@ def hardness_retriever(
     from namesake.retrieval.dense import DEFAULT_MODEL, DenseRetriever
 
     model = str(model or DEFAULT_MODEL)
-    reason = not_trained_reason(model)
-    if reason is not None:
-        raise NamesakeError(f"--hardness-model {model}: not trained ({reason})")
-    passage_model, question_model = dense_model_encoders(model)
+    encoder = dense_run("hardness", model)
+    if encoder.not_trained is not None:
+        raise NamesakeError(f"--hardness-model {model}: not trained ({encoder.not_trained})")
+    passage_model, question_model = encoder.passage_model, encoder.question_model
     retriever = DenseRetriever.build(
         documents,
         model=passage_model,
