@@ -30,6 +30,7 @@ CHROMIUM_FLAGS = [
 ]
 STARTUP_SECONDS = 300
 WAIT_MS = 60_000
+FILL_ATTEMPTS, FILL_SETTLE_MS = 5, 2_000
 TROMBONIST_QUERY = "What musical instrument does Abe Lincoln play?"
 TROMBONIST_PAGE, PRESIDENT_PAGE = "3412877", "307"
 
@@ -143,8 +144,29 @@ def open_app(page, server):
     page.locator("#search").wait_for(timeout=WAIT_MS)
 
 
+def open_tab(page, name: str, field: str, preset: bool = False) -> None:
+    """Opens a tab and waits until `field` is mounted (and, when it is `preset`, holds its
+    preset text): a field filled before Gradio sets its preset is overwritten by it."""
+    page.get_by_role("tab", name=name).click()
+    textarea = page.locator(f"#{field} textarea")
+    expect(textarea).to_be_visible(timeout=WAIT_MS)
+    if preset:
+        expect(textarea).not_to_have_value("", timeout=WAIT_MS)
+
+
 def fill(page, elem_id: str, text: str) -> None:
-    page.locator(f"#{elem_id} textarea").fill(text)
+    """Fills a textbox until the text holds: in a tab just opened, Gradio sometimes sets a
+    field's preset again right after the first fill (seen about one run in four)."""
+    textarea = page.locator(f"#{elem_id} textarea")
+    for _ in range(FILL_ATTEMPTS - 1):
+        textarea.fill(text)
+        try:
+            expect(textarea).to_have_value(text, timeout=FILL_SETTLE_MS)
+            return
+        except AssertionError:
+            continue
+    textarea.fill(text)
+    expect(textarea).to_have_value(text, timeout=WAIT_MS)
 
 
 def expect_notice(page, elem_id: str, text: str) -> None:
@@ -229,7 +251,7 @@ def test_an_example_query_fills_the_query_box(app, page):
 
 def test_the_browser_tab_opens_a_set_with_gold_ranks(app, page, screenshots):
     open_app(page, app)
-    page.get_by_role("tab", name="AmbER browser").click()
+    open_tab(page, "AmbER browser", "set-name")
     fill(page, "set-name", "abe lincoln")
     page.locator("#open-set").click()
     rows = page.locator("#set-view tr.ns-set-query")
@@ -248,7 +270,7 @@ def test_the_browser_tab_opens_a_set_with_gold_ranks(app, page, screenshots):
 
 def test_the_attention_tab_shows_a_heatmap_and_ranked_entities(app, page, screenshots):
     open_app(page, app)
-    page.get_by_role("tab", name="Where the encoder looks").click()
+    open_tab(page, "Where the encoder looks", "passage", preset=True)
     assert page.locator("#passage textarea").input_value()  # a page's passage, preloaded
     fill(page, "passage-title", "Abe Lincoln (musician)")
     fill(page, "passage", "Abe Lincoln was an American jazz trombonist from Lancaster, Ohio.")
@@ -265,7 +287,7 @@ def test_the_attention_tab_shows_a_heatmap_and_ranked_entities(app, page, screen
 
 def test_the_answer_tab_shows_a_wes_score(app, page, screenshots):
     open_app(page, app)
-    page.get_by_role("tab", name="Is this answer right?").click()
+    open_tab(page, "Is this answer right?", "candidate", preset=True)
     page.locator("#score").click()  # the preset example: NYC for New York City
     score = page.locator("#answer .ns-wes-score")
     score.wait_for(timeout=WAIT_MS)
@@ -307,7 +329,7 @@ def test_markup_in_a_query_is_shown_never_run(app, page, screenshots):
 
 def test_unknown_set_names_get_a_message(app, page):
     open_app(page, app)
-    page.get_by_role("tab", name="AmbER browser").click()
+    open_tab(page, "AmbER browser", "set-name")
     fill(page, "set-name", "Abe")
     page.locator("#open-set").click()
     expect_notice(page, "set-notice", "No AmbER set is named 'Abe'. Did you mean: Abe Lincoln?")
@@ -320,11 +342,11 @@ def test_unknown_set_names_get_a_message(app, page):
 
 def test_empty_passage_and_answer_get_a_message(app, page):
     open_app(page, app)
-    page.get_by_role("tab", name="Where the encoder looks").click()
+    open_tab(page, "Where the encoder looks", "passage", preset=True)
     fill(page, "passage", "")
     page.locator("#show-attention").click()
     expect_notice(page, "attention-notice", "Paste a passage")
-    page.get_by_role("tab", name="Is this answer right?").click()
+    open_tab(page, "Is this answer right?", "candidate", preset=True)
     fill(page, "candidate", "")
     page.locator("#score").click()
     expect_notice(page, "answer-notice", "Type a candidate answer")
@@ -338,7 +360,7 @@ def test_a_missing_artifacts_folder_is_explained_and_the_app_serves(
     assert "No artifacts folder at" in banner.inner_text() and "make demo" in banner.inner_text()
     search(page, TROMBONIST_QUERY)
     expect_notice(page, "search-notice", "No artifacts folder at")
-    page.get_by_role("tab", name="AmbER browser").click()
+    open_tab(page, "AmbER browser", "set-name")
     fill(page, "set-name", "Abe Lincoln")
     page.locator("#open-set").click()
     expect_notice(page, "set-notice", "No artifacts folder at")
