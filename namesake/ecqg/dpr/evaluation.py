@@ -250,7 +250,8 @@ def evaluate_retrieval(
     device: str | None = None,
     out: str | os.PathLike | None = None,
 ) -> dict:
-    """Top-k retrieval accuracy of one DPR bi-encoder (see the module docstring).
+    """Top-k retrieval accuracy of one DPR bi-encoder: :func:`evaluate_runs` with one dense
+    run, in the flat layout that ``evaluate-dpr --model/--model-dir`` writes.
 
     `passage_model` / `question_model` are sentence-transformers folders or Hub ids (the
     question encoder defaults to the passage encoder); `similarity` None searches with the one
@@ -258,24 +259,22 @@ def evaluate_retrieval(
     {"top_1": ...}, "questions", "skipped_questions", "passages", "similarity", ...}``, also
     written to `out` as JSON (atomically) when given.
     """
-    cutoffs, qas, report, passages, texts = _read_test_inputs(
-        passages_path, test_file, cutoffs, similarity
-    )
-    rankings, similarity = rank_passages(
-        EncoderRun("", "dense", passage_model, question_model),
-        passages,
-        [qa["question"] for qa in qas],
-        cutoffs[-1],
+    result = evaluate_runs(
+        passages_path,
+        test_file,
+        [EncoderRun("", "dense", passage_model, question_model)],
+        cutoffs=cutoffs,
         similarity=similarity,
         batch_size=batch_size,
         device=device,
     )
+    (run,) = result["runs"]
     result = {
-        "metrics": top_k_accuracy(rankings, [qa["answers"] for qa in qas], texts, cutoffs),
-        "questions": len(qas),
-        "skipped_questions": report.get("skipped", 0),
-        "passages": len(passages),
-        "similarity": similarity,
+        "metrics": run["metrics"],
+        "questions": result["questions"],
+        "skipped_questions": result["skipped_questions"],
+        "passages": result["passages"],
+        "similarity": run["similarity"],
         "question_model": question_model,
         "passage_model": passage_model,
         "test_file": str(test_file),
