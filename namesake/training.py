@@ -151,6 +151,20 @@ def add_training_arguments(
     add("--hub_model_id", default=None, help="the Hub repository, USER/NAME (--push_to_hub)")
 
 
+# The arguments of add_training_arguments that shape the optimisation: each metrics.json
+# records them (TrainingRun.settings), so that runs compare under the same names.
+OPTIMISATION_SETTINGS = (
+    "num_train_epochs",
+    "per_device_train_batch_size",
+    "gradient_accumulation_steps",
+    "learning_rate",
+    "weight_decay",
+    "lr_scheduler_type",
+    "seed",
+    "max_train_steps",
+)
+
+
 def check_training_arguments(parser: argparse.ArgumentParser, args, *positive: str) -> None:
     """Rejects values the scripts cannot run with, and fills ``--checkpoint_dir``'s default.
 
@@ -433,6 +447,15 @@ class TrainingRun:
             f"{accelerator.num_processes} process(es), {self.steps_per_epoch} optimizer steps "
             f"an epoch, {self.total_steps} in all, {self.num_warmup_steps} of warm-up"
         )
+
+    def settings(self, *script_arguments: str) -> dict:
+        """What ``metrics.json`` records of the run's settings: the optimisation arguments
+        every script shares (:data:`OPTIMISATION_SETTINGS`), the warm-up actually used, and
+        the script's own `script_arguments`."""
+        names = OPTIMISATION_SETTINGS + script_arguments
+        return {name: getattr(self.args, name) for name in names} | {
+            "num_warmup_steps": self.num_warmup_steps
+        }
 
     def card_values(self) -> dict:
         """The settings every model card states, under the same names in every template."""

@@ -14,6 +14,7 @@ from tiny_models import accelerate_launch, assert_linear_schedule, save_tiny_ber
 
 from namesake.retrieval.corpus import Document
 from namesake.retrieval.linker import EntityLinkRetriever
+from namesake.training import OPTIMISATION_SETTINGS
 
 ROOT = Path(__file__).parent.parent
 SCRIPT = ROOT / "training" / "train_entity_linker.py"
@@ -118,6 +119,8 @@ def test_outputs_metrics_and_card(trained):
         assert 0 <= everything["accuracy_at_1"] <= everything["accuracy_at_10"] <= 1
         assert held_out[model]["has namesakes"]["mentions"] > 0
     assert metrics["settings"]["mention_markers"] == ["[unused0]", "[unused1]"]
+    settings = metrics["settings"]  # the shared optimisation settings, then the linker's own
+    assert {*OPTIMISATION_SETTINGS, "num_warmup_steps", "context_words"} <= settings.keys()
     assert json.loads((out / "linker.json").read_text()) == {"context_words": 6, "page_words": 48}
     card = (out / "README.md").read_text()
     assert "model-index:" in card and "accuracy@1" in card

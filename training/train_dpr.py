@@ -443,24 +443,7 @@ def main(argv=None):
         **run.log.state(),
         "epoch_losses": epoch_losses,
         "dev": dev,
-        "settings": {"num_warmup_steps": run.num_warmup_steps}
-        | {
-            k: getattr(args, k)
-            for k in (
-                "shared",
-                "pooling",
-                "learning_rate",
-                "weight_decay",
-                "lr_scheduler_type",
-                "num_train_epochs",
-                "per_device_train_batch_size",
-                "gradient_accumulation_steps",
-                "hard_negatives",
-                "max_length",
-                "seed",
-                "max_train_steps",
-            )
-        },
+        "settings": run.settings("shared", "pooling", "hard_negatives", "max_length"),
         "train_seconds": round(time.time() - started, 1),
     }
 

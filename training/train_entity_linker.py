@@ -469,28 +469,17 @@ def main(argv=None):
         },
         "num_pages": len(titles),
         "num_pages_with_text": sum(map(bool, data.pages.values())),
-        "settings": {
-            k: getattr(args, k)
-            for k in (
-                "num_train_epochs",
-                "per_device_train_batch_size",
-                "gradient_accumulation_steps",
-                "learning_rate",
-                "weight_decay",
-                "lr_scheduler_type",
-                "max_length",
-                "context_words",
-                "page_words",
-                "same_name_negatives",
-                "scale",
-                "held_out_share",
-                "seed",
-                "max_train_mentions",
-                "max_eval_mentions",
-                "max_train_steps",
-            )
-        }
-        | {"num_warmup_steps": run.num_warmup_steps, "mention_markers": list(markers)},
+        "settings": run.settings(
+            "max_length",
+            "context_words",
+            "page_words",
+            "same_name_negatives",
+            "scale",
+            "held_out_share",
+            "max_train_mentions",
+            "max_eval_mentions",
+        )
+        | {"mention_markers": list(markers)},
         "steps": run.completed_steps,
         **run.log.state(),
         "held_out": {"trained": trained, "zero_shot": zero_shot},

@@ -468,23 +468,7 @@ def main(argv=None):
             "validation": len(validation_set),
             "test": len(test_set),
         },
-        "settings": {
-            k: getattr(args, k)
-            for k in (
-                "num_train_epochs",
-                "per_device_train_batch_size",
-                "gradient_accumulation_steps",
-                "learning_rate",
-                "weight_decay",
-                "lr_scheduler_type",
-                "max_length",
-                "scale",
-                "seed",
-                "max_train_samples",
-                "max_train_steps",
-            )
-        }
-        | {"num_warmup_steps": run.num_warmup_steps},
+        "settings": run.settings("max_length", "scale", "max_train_samples"),
         "steps": run.completed_steps,
         **run.log.state(),
         "thresholds": {
