@@ -303,6 +303,9 @@ def _add_ecqg(parser: argparse.ArgumentParser) -> None:
     )
     warm.add_argument("--encoder", help="BERT-style encoder path or Hub id (default: bundled)")
     warm.add_argument("--out", required=True, help="output model folder")
+    warm.add_argument(
+        "--seed", type=int, default=0, help="draws the decoder's new cross-attention (default: 0)"
+    )
     warm.set_defaults(run=_ecqg_warm_start)
 
     _add_ecqg_generate(commands)
@@ -756,7 +759,7 @@ def _ecqg_warm_start(args) -> None:
     from namesake.ecqg.generation import warm_start_generator
     from namesake.retrieval import DEFAULT_MODEL
 
-    print(f"Wrote {warm_start_generator(args.encoder or DEFAULT_MODEL, args.out)}")
+    print(f"Wrote {warm_start_generator(args.encoder or DEFAULT_MODEL, args.out, args.seed)}")
 
 
 def _add_encode(parser: argparse.ArgumentParser) -> None:

@@ -197,6 +197,26 @@ def tiny_generator(tmp_path_factory):
     return root / "generator"
 
 
+def test_warm_start_is_the_same_generator_for_the_same_seed(tiny_generator, tmp_path):
+    """The decoder's cross-attention is new (random) weight: a re-run with the same --seed
+    must build the same generator, another seed another one (the demo's figures depend on
+    it)."""
+    from safetensors.torch import load_file
+
+    encoder = tiny_generator.parent / "encoder"
+    for name, seed in (("again", "0"), ("other", "1")):
+        argv = ["ecqg", "warm-start", "--encoder", str(encoder), "--out", str(tmp_path / name)]
+        main([*argv, "--seed", seed])
+    first, again, other = (
+        load_file(folder / "model.safetensors")
+        for folder in (tiny_generator, tmp_path / "again", tmp_path / "other")
+    )
+    assert first.keys() == again.keys() == other.keys()
+    assert all(first[name].equal(again[name]) for name in first)
+    cross = [name for name in first if "crossattention" in name and name.endswith("weight")]
+    assert cross and not all(first[name].equal(other[name]) for name in cross)
+
+
 def test_generate_failure_mid_write_leaves_no_partial_output(tiny_generator, tmp_path, monkeypatch):
     passages = tmp_path / "in" / "passages.parquet"
     passages.parent.mkdir()

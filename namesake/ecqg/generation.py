@@ -151,16 +151,18 @@ def training_examples(
     return examples, skipped
 
 
-def warm_start_generator(encoder: str, out_dir: str | Path) -> Path:
+def warm_start_generator(encoder: str, out_dir: str | Path, seed: int = 0) -> Path:
     """A BERT2BERT seq2seq model warm-started from a BERT-style encoder (Rothe et al., 2020).
 
     The offline stand-in for BART: both halves start from `encoder` (the decoder gains
-    cross-attention), so a few steps teach it the "question: ... answer: ..." shape.
+    cross-attention), so a few steps teach it the "question: ... answer: ..." shape. The new
+    cross-attention weights are drawn with `seed`, so a re-run builds the same generator.
     """
-    from transformers import AutoTokenizer, EncoderDecoderModel
+    from transformers import AutoTokenizer, EncoderDecoderModel, set_seed
 
     from namesake.io import atomic_directory
 
+    set_seed(seed)
     tokenizer = AutoTokenizer.from_pretrained(encoder)
     model = EncoderDecoderModel.from_encoder_decoder_pretrained(encoder, encoder)
     model.config.decoder_start_token_id = tokenizer.cls_token_id
