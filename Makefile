@@ -113,7 +113,7 @@ QG_SETTINGS := --model_name_or_path $(ECQG)/bert2bert --num_train_epochs 15 \
 	--per_device_train_batch_size 8 --learning_rate 3e-4 --max_source_length 256 --logging_steps 25 \
 	--validation_split_name "held-out passages"
 # The toy generator mostly repeats gold questions whose answers are not in the passage, so the
-# answer filter would keep 1 of 100 (then dropped as not hard): here it is off, and the
+# answer filter would keep 2 of 98: here it is off, and the
 # synthetic statistics say so. With a real generator, drop --no-answer-filter.
 SYNTHETIC := $(BIN)/namesake ecqg build-synthetic-set --passages $(ECQG)/passages.parquet \
 	--conditioned $(ECQG)/conditioned.jsonl --unconditioned $(ECQG)/unconditioned.jsonl \
