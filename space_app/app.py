@@ -198,6 +198,12 @@ def build_demo(explorer: Explorer | None, problem: str | None = None) -> gr.Bloc
             gr.Markdown(
                 "Exact match says *NYC* is wrong for *New York City*. The WES metric weighs"
                 " lexical evidence and the best-matching span of the answer, as people judge."
+                " The question is optional: the metric judges answers with or without it."
+            )
+            question = gr.Textbox(
+                label="Question (optional)",
+                value="Which city is the largest in the United States?",
+                elem_id="question",
             )
             references = gr.Textbox(
                 label="Reference answers, one per line",
@@ -269,12 +275,13 @@ def build_demo(explorer: Explorer | None, problem: str | None = None) -> gr.Bloc
         show.click(run_attention, [title, passage], [attention_notice, heat, ranking])
 
         @guarded("")
-        def run_score(reference_text, candidate_text):
-            result = require().score_answer(reference_text, candidate_text)
+        def run_score(reference_text, candidate_text, question_text):
+            result = require().score_answer(reference_text, candidate_text, question_text)
             return "", formatting.answer_verdict(result)
 
-        score.click(run_score, [references, candidate], [answer_notice, answer])
-        candidate.submit(run_score, [references, candidate], [answer_notice, answer])
+        answer_inputs = [references, candidate, question]
+        score.click(run_score, answer_inputs, [answer_notice, answer])
+        candidate.submit(run_score, answer_inputs, [answer_notice, answer])
     return demo
 
 

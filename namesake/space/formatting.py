@@ -246,9 +246,11 @@ def answer_verdict(result: dict) -> str:
         f'<div class="ns-answer" data-same="{str(same).lower()}">'
         f'<p class="ns-wes-score"><b>WES score {score:.3f}</b> '
         f'<span style="color:{"#116329" if same else "#a40e26"}">'
-        f"{'same entity' if same else 'not the same entity'}</span> "
+        f"{'judged right' if same else 'judged wrong'}</span> "
         f"(threshold {result['threshold']:.2f})</p>"
         f'<p class="ns-lexical">Exact match {result["exact_match"]:.0f} · '
         f"token F1 {result['f1']:.1f} (AmbER-normalised, 0-100)</p>"
-        f'<p class="ns-scorer">Scored by the {scorer}: {escape(str(result["model"]))}</p></div>'
+        f'<p class="ns-scorer">Scored by the {scorer}: {escape(str(result["model"]))}</p>'
+        f'<p class="ns-regime">{escape(str(result.get("regime", "")).capitalize())}: '
+        f"{escape(str(result.get('regime_reason', '')))}</p></div>"
     )

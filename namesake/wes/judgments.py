@@ -149,6 +149,21 @@ def _lines(path: Path) -> Iterator[tuple[int, str]]:
             raise BadInputError(path, None, f"cannot read: {exc}") from None
 
 
+def _json_objects(path: Path) -> Iterator[tuple[int, dict]]:
+    """(line number, object) of each non-empty line of a JSONL file; a missing file, a line
+    that is not JSON or not an object raises, naming the file and the line."""
+    if not path.is_file():
+        raise FileNotFoundError(f"{path}: no such file")
+    for line, text in _lines(path):
+        try:
+            obj = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise BadInputError(path, line, f"not JSON: {exc.msg}") from None
+        if not isinstance(obj, dict):
+            raise BadInputError(path, line, "not a JSON object")
+        yield line, obj
+
+
 def _string(path, line, obj, key) -> str:
     value = obj.get(key)
     if key not in obj:
@@ -262,16 +277,8 @@ def read_judged(
         paths = [paths]
     out = JudgedAnswers()
     for path in map(Path, paths):
-        if not path.is_file():
-            raise FileNotFoundError(f"{path}: no such file")
         dataset, fmt, seen = dataset_name(path), None, set()
-        for line, text in _lines(path):
-            try:
-                obj = json.loads(text)
-            except json.JSONDecodeError as exc:
-                raise BadInputError(path, line, f"not JSON: {exc.msg}") from None
-            if not isinstance(obj, dict):
-                raise BadInputError(path, line, "not a JSON object")
+        for line, obj in _json_objects(path):
             if fmt is None:
                 fmt = "evouna" if "golden_answer" in obj else "plain"
             if max_questions is not None:
@@ -314,3 +321,34 @@ def wes_judged_answers(folder: str | os.PathLike, config: str) -> list[JudgedAns
                 )
             )
     return records
+
+
+def read_answers_to_score(path: str | os.PathLike) -> tuple[list, list, list | None]:
+    """(predictions, references, questions) of a JSONL file of answers to score, one object
+    a line with `prediction`, `references` (a non-empty list of strings) and optionally
+    `question` (on every line or on none; questions None when on none). Any problem raises
+    BadInputError naming the file, the line and the field; nothing is scored."""
+    path = Path(path)
+    predictions, references, questions = [], [], []
+    for line, obj in _json_objects(path):
+        predictions.append(_string(path, line, obj, "prediction"))
+        refs = obj.get("references")
+        if not isinstance(refs, list) or not refs:
+            raise BadInputError(
+                path, line, "field 'references' must be a non-empty list of strings"
+            )
+        for i, ref in enumerate(refs):
+            if not isinstance(ref, str):
+                raise BadInputError(
+                    path,
+                    line,
+                    f"field 'references': item {i} is {type(ref).__name__}, not a string",
+                )
+        references.append(refs)
+        has_question = "question" in obj
+        if questions and (questions[0] is not None) != has_question:
+            raise BadInputError(path, line, "field 'question' must be on every line or on none")
+        questions.append(_string(path, line, obj, "question") if has_question else None)
+    if not predictions:
+        raise BadInputError(path, None, "no answer to score in this file")
+    return predictions, references, None if questions[0] is None else questions

@@ -295,8 +295,27 @@ def test_the_answer_tab_shows_a_wes_score(app, page, screenshots):
     lexical = page.locator("#answer .ns-lexical").inner_text()
     assert "Exact match 0" in lexical and "token F1 0.0" in lexical
     scorer = page.locator("#answer .ns-scorer").inner_text()
-    assert "hybrid WES scorer: namesake-wes-scorer-v1" in scorer
+    assert "hybrid WES scorer: namesake-wes-scorer-v2" in scorer
+    assert page.locator("#answer .ns-regime").inner_text().startswith("With questions")
     page.screenshot(path=str(screenshots / "answer.png"), full_page=True)
+
+
+def test_the_answer_tab_passes_its_question_on(app, page, screenshots):
+    """The issue's third answer: named only to be rejected, judged wrong with the question
+    and without it (the question field emptied)."""
+    open_app(page, app)
+    open_tab(page, "Is this answer right?", "candidate", preset=True)
+    fill(page, "candidate", "The answer is definitely not New York City, it is Boston.")
+    page.locator("#score").click()
+    regime = page.locator("#answer .ns-regime")
+    expect(regime).to_contain_text("With questions", timeout=WAIT_MS)
+    assert page.locator("#answer .ns-answer").get_attribute("data-same") == "false"
+    assert "judged wrong" in page.locator("#answer .ns-wes-score").inner_text()
+    fill(page, "question", "")
+    page.locator("#score").click()
+    expect(regime).to_contain_text("Without questions", timeout=WAIT_MS)
+    assert page.locator("#answer .ns-answer").get_attribute("data-same") == "false"
+    page.screenshot(path=str(screenshots / "answer-without-question.png"), full_page=True)
 
 
 # --- bad input ------------------------------------------------------------------------------
