@@ -86,10 +86,9 @@ WES_ANSWERS := --answer "New York City" "New York City" --answer "Boston" "New Y
 	--answer "The answer is definitely not New York City, it is Boston." "New York City" \
 	--answer "NYC" "New York City" --answer "It was not Paris but Lyon." "Paris"
 WES_QUESTIONS := --question "Which city is the largest in the United States?" \
-	--question "Which city is the largest in the United States?" \
-	--question "Which city is the largest in the United States?" \
-	--question "Which city is the largest in the United States?" \
-	--question "What is the capital of France?"
+	"Which city is the largest in the United States?" \
+	"Which city is the largest in the United States?" \
+	"Which city is the largest in the United States?" "What is the capital of France?"
 
 # WES in full: the two trained recipes on the hard pairs (on CPU: the threshold-2 corpus, one
 # epoch), the hybrid refitted as the metric's namesake-wes-scorer-v2 was, and every scorer on all

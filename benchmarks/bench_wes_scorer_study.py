@@ -22,8 +22,8 @@ containment), token F1, zero-shot all-MiniLM-L6-v2 (the sentence-transformers co
 namesake-wes-scorer-v1. Without questions, accuracy is at each scorer's saved (dev)
 threshold, against the lexical sum's at its own dev threshold.
 
-Features are cached per encoder label under `--out` (delete them to recompute; v1 reads
-those of the label `minilm`, computed with the bundled MiniLM when missing). Each fitted scorer
+Features are cached per encoder label under `--out` (delete them to recompute; v1 is scored
+on its own, `features-minilm-v1.npz`: the bundled MiniLM, extraction version 1). Each fitted scorer
 is saved there (`scorer-<encoder>/`) for `bench_wes_similarity.py --model` to time.
 
     .venv/bin/python benchmarks/bench_wes_scorer_study.py --wes demo_output/wes_study \
@@ -64,9 +64,9 @@ def records_of(wes: str):
     return records
 
 
-def features_of(records, encoder: str, cache: Path) -> np.ndarray:
+def features_of(records, encoder: str, cache: Path, version: int | None = None) -> np.ndarray:
     """HYBRID_FEATURES of every record with its question (computed once per distinct
-    answer, cached)."""
+    answer, cached); `version`: the feature extraction's (default: the current one)."""
     if cache.is_file():
         return np.load(cache)["features"]
     keys = [(r.question, r.references, r.candidate) for r in records]
@@ -76,6 +76,7 @@ def features_of(records, encoder: str, cache: Path) -> np.ndarray:
         [list(refs) for _, refs, _ in distinct],
         [c for _, _, c in distinct],
         encoder,
+        version=version,
     )
     index = {key: i for i, key in enumerate(distinct)}
     features = values[[index[k] for k in keys]]
@@ -255,8 +256,10 @@ def main() -> None:
         cosine = features[:, metric_module().HYBRID_FEATURES.index("whole_cosine")]
         scores[f"{label} whole-answer cosine"] = (cosine, cosine)
 
-    # v1 on the MiniLM features (its encoder), by feature name
-    minilm_features = features_of(records, module.bundled_bi_encoder(), out / "features-minilm.npz")
+    # v1 on the features it was fitted with: MiniLM, extraction version 1
+    minilm_features = features_of(
+        records, module.bundled_bi_encoder(), out / "features-minilm-v1.npz", version=1
+    )
     v1 = module.LogisticCombiner(module.DEFAULT_SCORERS["namesake-wes-scorer-v1"]["combiner"])
     scores["namesake-wes-scorer-v1"] = (
         v1.predict_proba(minilm_features),

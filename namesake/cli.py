@@ -1099,10 +1099,10 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
     )
     score.add_argument(
         "--question",
-        action="append",
+        nargs="+",
         metavar="TEXT",
-        help="the question of each --answer, in the same order (one per --answer; '' for "
-        "none); without it the answers are judged without questions",
+        help="the questions of the --answer examples, in their order, after one flag (one per "
+        "--answer; '' for none); without it the answers are judged without questions",
     )
     score.add_argument(
         "--input",
@@ -1288,7 +1288,7 @@ def _wes_score(args) -> None:
         if questions is not None and len(questions) != len(predictions):
             raise NamesakeError(
                 f"--question: {len(questions)} given for {len(predictions)} --answer; give one "
-                "per answer ('' for none)"
+                "per answer, in their order ('' for none)"
             )
     try:
         result = load_metric("wes_similarity", args.metric).compute(

@@ -325,7 +325,7 @@ def test_cli_input_file_errors_name_the_file_line_and_field(tmp_path, lines, mes
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["--answer", "NYC", "New York City", "--question", "q1", "--question", "q2"],
+        (["--answer", "NYC", "New York City", "--question", "q1", "q2"],
          "--question: 2 given for 1 --answer"),
         (["--answer", "NYC"], "needs a prediction and at least one reference"),
         ([], "give the answers with --answer"),

@@ -163,13 +163,17 @@ def hybrid_features(
     max_length: int = 64,
     batch_size: int = 64,
     quantize: bool = True,
+    version: int | None = None,
 ) -> np.ndarray:
-    """The metric's HYBRID_FEATURES of each answer, with the bi-encoder `encoder`."""
+    """The metric's HYBRID_FEATURES of each answer, with the encoder `encoder`; `version`:
+    the feature extraction's (default: the current FEATURES_VERSION)."""
     module = metric_module()
     span_encoder = module.SpanEncoder(
         module._local_model(encoder), max_length, batch_size, quantize, progress=True
     )
-    return module.hybrid_features(questions, references, candidates, span_encoder)
+    return module.hybrid_features(
+        questions, references, candidates, span_encoder, version or module.FEATURES_VERSION
+    )
 
 
 def fit_combiner(features: np.ndarray, labels, weights=None, c: float = 1.0) -> dict:
@@ -273,6 +277,7 @@ def save_hybrid_scorer(
             max_length=max_length,
             quantize=True,
             combiner=combiner,
+            features_version=metric_module().FEATURES_VERSION,
             threshold_chosen_on="accuracy on the judged dev answers, with and without questions",
             question_regimes=question_regimes(wes_weight),
             wes_weight=wes_weight,
