@@ -106,7 +106,7 @@ wes-demo:
 		--scorer $(MINILM) $(DEMO_OUT)/wes_cross_encoder $(DEMO_OUT)/wes_bi_encoder \
 		$(DEMO_OUT)/wes_scorer --out $(DEMO_OUT)/wes_judge.json
 	$(BIN)/namesake wes judge --metrics token_f1 lexical_sum wes_similarity --without-questions \
-		--scorer $(MINILM) $(DEMO_OUT)/wes_scorer --out $(DEMO_OUT)/wes_judge_without_questions.json
+		--scorer $(MINILM) --out $(DEMO_OUT)/wes_judge_without_questions.json
 
 # The Space on what `make demo` built: http://127.0.0.1:7860
 space:

@@ -183,6 +183,24 @@ def choose(cv: dict[float, dict[str, float]], targets: dict[str, float]) -> floa
     return max(cv, key=key)
 
 
+def markdown(table: dict, counts: dict) -> str:
+    """Two tables: EVOUNA's groups (judged answers), then the WES test pairs (names)."""
+    out = []
+    for title, prefix in (
+        ("Judged QA answers (EVOUNA test)", ("NQ", "TQ", "FiD")),
+        ("WES names", ("WES",)),
+    ):
+        columns = [c for c in counts if c.startswith(prefix)]
+        out.append(f"{title}, ROC-AUC:\n")
+        out.append("| scorer | " + " | ".join(columns) + " |")
+        out.append("|---|" + "---:|" * len(columns))
+        out.append("| answers (test) | " + " | ".join(f"{counts[c]:,}" for c in columns) + " |")
+        for name, row in table.items():
+            out.append(f"| {name} | " + " | ".join(f"{row[c]:.3f}" for c in columns) + " |")
+        out.append("")
+    return "\n".join(out)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--wes", required=True, help="WES folder built with thresholds 1 2 5")
@@ -312,12 +330,7 @@ def main() -> None:
         "thresholds": saved_thresholds,
     }
     (out / "study.json").write_text(json.dumps(result, indent=2))
-    columns = list(evaluation)
-    print("| scorer | " + " | ".join(columns) + " |")
-    print("|---|" + "---:|" * len(columns))
-    print("| n (test) | " + " | ".join(f"{counts[c]:,}" for c in columns) + " |")
-    for name, row in table.items():
-        print(f"| {name} | " + " | ".join(f"{row[c]:.3f}" for c in columns) + " |")
+    print(markdown(table, counts))
     print(
         json.dumps(
             {

@@ -1303,7 +1303,7 @@ def _wes_score(args) -> None:
         raise NamesakeError(f"{where}: {exc}") from None
     print(f"Scorer: {result['scorer']} ({result['model']}), threshold {result['threshold']:.4f}")
     print(f"Regime: {result['regime']} ({result['regime_reason']})")
-    print("| Prediction | References | WES score | Same? |\n|---|---|---:|---|")
+    print("| Prediction | References | WES score | Judged right? |\n|---|---|---:|---|")
     for prediction, refs, score in zip(predictions, references, result["scores"], strict=True):
         same = "yes" if score >= result["threshold"] else "no"
         print(f"| {prediction} | {' / '.join(refs)} | {score:.3f} | {same} |")

@@ -168,12 +168,16 @@ def hybrid_features(
     """The metric's HYBRID_FEATURES of each answer, with the encoder `encoder`; `version`:
     the feature extraction's (default: the current FEATURES_VERSION)."""
     module = metric_module()
+    version = version or module.FEATURES_VERSION
     span_encoder = module.SpanEncoder(
-        module._local_model(encoder), max_length, batch_size, quantize, progress=True
+        module._local_model(encoder),
+        max_length,
+        batch_size,
+        quantize,
+        progress=True,
+        by_tokens=version >= 2,
     )
-    return module.hybrid_features(
-        questions, references, candidates, span_encoder, version or module.FEATURES_VERSION
-    )
+    return module.hybrid_features(questions, references, candidates, span_encoder, version)
 
 
 def fit_combiner(features: np.ndarray, labels, weights=None, c: float = 1.0) -> dict:
