@@ -41,6 +41,7 @@ import numpy as np
 
 from namesake.wes.answer_scorer import (
     fit_combiner,
+    fit_hybrid,
     hybrid_features,
     metric_module,
     save_hybrid_scorer,
@@ -261,12 +262,9 @@ def main() -> None:
             "chosen": best,
             "dev": [met[str(best)], float(np.mean(list(cv[best].values())))],
         }
-        design, y, weights, is_qa = training_rows(
-            [r for r, m in zip(records, fit_mask, strict=True) if m], features[fit_mask], best
-        )
-        combiner = fit_combiner(design, y, weights)
-        predict = metric_module().LogisticCombiner(combiner).predict_proba
-        threshold = best_threshold(y[is_qa], predict(design[is_qa]))
+        fitted = [r for r, m in zip(records, fit_mask, strict=True) if m]
+        combiner, threshold = fit_hybrid(fitted, features[fit_mask], best)
+        predict = module.LogisticCombiner(combiner).predict_proba
         save_hybrid_scorer(out / f"scorer-{label}", path, combiner, threshold, wes_weight=best)
         name = f"hybrid on {label}"
         scores[name] = (predict(features), predict(withhold_question(features)))

@@ -69,6 +69,11 @@ def withhold_question(features: np.ndarray) -> np.ndarray:
     return out
 
 
+def _require_dev_answers(records: Sequence) -> None:
+    if not any(r.split == "dev" and r.question for r in records):
+        raise NamesakeError("fitting a hybrid scorer needs judged QA answers of a dev split")
+
+
 def training_rows(records: Sequence, features: np.ndarray, wes_weight: float = 0.0):
     """(features, labels, weights, is_qa) the combiner is fitted on, from the dev split.
 
@@ -77,11 +82,10 @@ def training_rows(records: Sequence, features: np.ndarray, wes_weight: float = 0
     pairs (records without a question) are added with `wes_weight` times the total weight of
     the question-less QA rows (0: left out); `is_qa` marks the QA rows, on which the
     threshold is chosen."""
+    _require_dev_answers(records)
     dev = np.array([r.split == "dev" for r in records], dtype=bool)
     has_question = np.array([bool(r.question) for r in records], dtype=bool)
     qa, pairs = dev & has_question, dev & ~has_question
-    if not qa.any():
-        raise NamesakeError("fitting a hybrid scorer needs judged QA answers of a dev split")
     labels = np.array([r.label for r in records])
     parts = [
         (features[qa], labels[qa], np.ones(qa.sum()), True),
@@ -224,10 +228,7 @@ def fit_hybrid_scorer(
     (see `training_rows`). The threshold is the one with the best accuracy on the dev QA
     answers, scored with and without their questions. `encoder`: a bi-encoder folder (copied
     into the scorer, which then stands alone) or Hub id."""
-    from namesake.wes.judge import best_threshold
-
-    if not any(r.split == "dev" and r.question for r in records):
-        raise NamesakeError("fitting a hybrid scorer needs judged QA answers of a dev split")
+    _require_dev_answers(records)  # before the encoder runs
     features = hybrid_features(
         [r.question or None for r in records],
         [list(r.references) for r in records],
@@ -236,14 +237,25 @@ def fit_hybrid_scorer(
         max_length,
         batch_size,
     )
-    design, labels, weights, is_qa = training_rows(records, features, wes_weight)
-    combiner = fit_combiner(design, labels, weights, c)
-    predict = metric_module().LogisticCombiner(combiner).predict_proba
-    threshold = best_threshold(labels[is_qa], predict(design[is_qa]))
+    combiner, threshold = fit_hybrid(records, features, wes_weight, c)
     config = save_hybrid_scorer(
         out, encoder, combiner, threshold, max_length, trained_on, wes_weight
     )
-    return config, predict(features)
+    return config, metric_module().LogisticCombiner(combiner).predict_proba(features)
+
+
+def fit_hybrid(
+    records: Sequence, features: np.ndarray, wes_weight: float = 0.0, c: float = 1.0
+) -> tuple[dict, float]:
+    """(combiner, threshold) fitted on the dev rows of `records` (`training_rows`), the
+    threshold the one with the best accuracy on the dev QA answers, scored with and without
+    their questions."""
+    from namesake.wes.judge import best_threshold
+
+    design, labels, weights, is_qa = training_rows(records, features, wes_weight)
+    combiner = fit_combiner(design, labels, weights, c)
+    predict = metric_module().LogisticCombiner(combiner).predict_proba
+    return combiner, best_threshold(labels[is_qa], predict(design[is_qa]))
 
 
 def question_regimes(wes_weight: float) -> dict[str, str]:
