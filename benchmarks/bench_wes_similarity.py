@@ -2,9 +2,8 @@
 
 Each measurement runs in a fresh subprocess so that its peak RSS is its own:
 
-- ``default``: the metric's default, namesake-wes-scorer-v1 (hybrid: lexical evidence and the
-  best-span cosine of the bundled all-MiniLM-L6-v2, int8 on the CPU, one logistic
-  regression), given the questions too;
+- ``default``: the metric's default scorer (hybrid: lexical evidence and the best-span cosine
+  of an int8 encoder, one logistic regression), given the questions too;
 - ``bi-encoder``: cosine of the bundled all-MiniLM-L6-v2 embeddings (every distinct string
   encoded once, in one ``encode`` call);
 - ``cross-encoder``: a MiniLM-sized cross-encoder (the bundled all-MiniLM-L6-v2 encoder with a

@@ -70,23 +70,13 @@ CASES = {
     ],
 }
 ROWS = [(group, *case) for group, cases in CASES.items() for case in cases]
-# A verdict the default still gets wrong, kept in the suite (strict: it fails once fixed).
-# Without a question, two short names with no word in common are judged by their encoder
-# similarity alone, and two Renaissance painters are as close as a city and its nickname
-# ("Big Apple" for "New York City", judged right).
-KNOWN_WRONG = {
-    ("Michelangelo", False): "without a question, namesake-wes-scorer-v2 scores it 0.520 at "
-    "threshold 0.497: judged by the similarity of two short names alone",
-}
 
 
 def params():
     for row in ROWS:
         for with_question in (True, False):
-            reason = KNOWN_WRONG.get((row[3], with_question))
-            marks = [pytest.mark.xfail(strict=True, reason=reason)] if reason else []
             label = "with question" if with_question else "without"
-            yield pytest.param(*row, with_question, marks=marks, id=f"{row[3][:40]}-{label}")
+            yield pytest.param(*row, with_question, id=f"{row[3][:40]}-{label}")
 
 
 @pytest.fixture(scope="module")

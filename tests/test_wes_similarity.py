@@ -95,7 +95,7 @@ def test_default_is_the_versioned_hybrid_scorer(metric, bare):
         references=[["New York City"], ["Banana"], ["Einstein"], ["Einstein"]],
         questions=["q"] * 4,
     )
-    assert r["scorer"] == "hybrid" and r["model"] == "namesake-wes-scorer-v2"
+    assert r["scorer"] == "hybrid" and r["model"] == "namesake-wes-scorer-v3"
     assert r["model_source"] == "default"
     assert r["threshold"] == bare.DEFAULT_SCORER["threshold"]
     nyc, banana, stated, negated = r["scores"]
@@ -114,7 +114,45 @@ def test_default_does_not_follow_the_environment_or_a_cache(
     (tmp_path / "namesake").mkdir()
     (tmp_path / "namesake" / "wes-cross-encoder").symlink_to(tiny_cross_encoder)
     after = metric.compute(predictions=["NYC"], references=[["New York City"]])
-    assert after["scores"] == before["scores"] and after["model"] == "namesake-wes-scorer-v2"
+    assert after["scores"] == before["scores"] and after["model"] == "namesake-wes-scorer-v3"
+
+
+def test_a_score_does_not_depend_on_the_rest_of_the_call(metric):
+    """The encoder's int8 activations are scaled per model run, so v2, which batched texts
+    together, scored "Michelangelo" 0.473 alone and 0.520 among the behaviour suite's
+    answers. The default runs every text alone: the same answer, the same score."""
+    answers = ["Michelangelo", "The largest city in the US is New York City.", "NYC", "Sydney"]
+    references = [["Leonardo da Vinci"], ["New York City"], ["New York City"], ["Canberra"]]
+    together = metric.compute(predictions=answers, references=references)["scores"]
+    alone = [
+        metric.compute(predictions=[a], references=[r])["scores"][0]
+        for a, r in zip(answers, references, strict=True)
+    ]
+    assert alone == pytest.approx(together, abs=1e-6)
+
+
+@pytest.mark.parametrize(
+    ("answer", "gold", "stems", "disjoint"),
+    [
+        ("kidneys", "kidney", 1.0, 0.0),  # an inflection shares the stem
+        ("Bryophytes", "Bryophyta", 1.0, 0.0),
+        ("the Catholic Church", "Catholicism", 1.0, 0.0),
+        ("Leonardo", "Leonardo da Vinci", 1 / 3, 0.0),
+        ("Michelangelo", "Leonardo da Vinci", 0.0, 1.0),
+        ("Boston", "New York City", 0.0, 1.0),
+        ("NYC", "New York City", 0.0, 0.0),  # an abbreviation is evidence
+        ("two", "2", 0.0, 0.0),  # so is a number written another way
+        ("It was not Paris but Lyon.", "Paris", 0.0, 1.0),  # a rejected mention is none
+        ("Lyon", "Lyonnais", 0.0, 1.0),  # stems need five letters on both sides
+    ],
+)
+def test_stems_and_disjoint_answers(bare, answer, gold, stems, disjoint):
+    scored = bare.committed_text(answer, [gold]) or answer
+    features = dict(
+        zip(bare.HYBRID_FEATURES[-5:], bare._mention_features([gold], scored), strict=True)
+    )
+    assert features["stem_recall"] == pytest.approx(stems)
+    assert features["lexically_disjoint"] == disjoint
 
 
 def test_plain_bi_encoder_prefers_synonym(metric, bare):

