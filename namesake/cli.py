@@ -11,6 +11,7 @@ from pathlib import Path
 
 from namesake.amber.reference import COLLECTIONS
 from namesake.amber.retrieve import CANDIDATES, RETRIEVER_KINDS
+from namesake.commands import paper as paper_command
 from namesake.io import BadInputError, NamesakeError
 
 
@@ -37,6 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_evaluate(groups.add_parser("evaluate", help="score AmbER predictions, with a report"))
     _add_ecqg(groups.add_parser("ecqg", help="entity-conditioned question generation steps"))
     _add_wes(groups.add_parser("wes", help="mine WES entity synonyms from a Wikipedia dump"))
+    paper_command.register(groups)
     return parser
 
 
