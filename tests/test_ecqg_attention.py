@@ -245,7 +245,8 @@ def test_rank_entities_and_report_on_minilm(kilt_passages, tmp_path, nlp, capsys
         passages, [_minilm(), _minilm()], max_passages=3, out=report_dir, nlp=nlp
     )
     lines = report.strip().splitlines()
-    assert len(lines) == 4 and "mean entropy" in lines[0]
+    assert len(lines) == 4 and "| mean entropy | paper |" in lines[0]
+    assert "| not in the paper |" in lines[2]  # an encoder the paper did not train
     assert (report_dir / "report.md").read_text() == report
     summary = json.loads((report_dir / "report.json").read_text())
     models = list(summary["models"].values())

@@ -74,8 +74,14 @@ def test_tfidf_row_and_overlap_subsets_match_hand_computed_figures(inputs):
     assert subsets["no_question_overlap"] == {"top_1": 0.0, "top_5": 0.0}  # Atlantis
     assert run["subsets"]["answer_overlap"]["questions"] == 2
     table = runs_table(result)
-    assert "| TF-IDF | 4 | 50.0 | 75.0 |" in table
-    assert "| TF-IDF, no question overlap | 1 | 0.0 | 0.0 |" in table
+    # beside ours, the ECQG paper's Table 3 TF-IDF row (NQ; hand-read: 14.2 / 32.0 on the
+    # full test set, 14.6 / 31.8 without question overlap)
+    assert "| TF-IDF | 4 | TF-IDF, NQ Full test (paper) | 50.0 | 14.2 | 75.0 | 32.0 |" in table
+    assert (
+        "| TF-IDF, no question overlap | 1 | TF-IDF, NQ No ques. ovlp. (paper) "
+        "| 0.0 | 14.6 | 0.0 | 31.8 |" in table
+    )
+    assert "| TF-IDF, answer overlap | 2 | not in the paper | 50.0 | not in the paper |" in table
 
 
 def test_encoders_side_by_side_keep_a_not_trained_row(inputs, tmp_path):
@@ -92,7 +98,11 @@ def test_encoders_side_by_side_keep_a_not_trained_row(inputs, tmp_path):
     assert start["similarity"] == "cosine"  # MiniLM's own
     assert "metrics" not in uncon and uncon["not_trained"].startswith("synthetic.json")
     table = runs_table(result)
-    assert "| UnCon-DPR | 4 | not trained: synthetic.json holds no training item | — |" in table
+    assert (
+        "| UnCon-DPR | 4 | UnCon-DPR, NQ Full test (paper) "
+        "| not trained: synthetic.json holds no training item | 45.8 | — | 68.4 |" in table
+    )
+    assert "| start | 4 | not in the paper |" in table  # a dense run of ours the paper lacks
 
 
 def test_dpr_checkpoints_rank_by_inner_product_by_default(inputs, tmp_path):
@@ -101,8 +111,12 @@ def test_dpr_checkpoints_rank_by_inner_product_by_default(inputs, tmp_path):
     passages, test, _ = inputs
     question, context = save_tiny_dpr(tmp_path / "dpr")
     run = EncoderRun("DPR", "dpr", str(context), str(question))
-    (found,) = evaluate_runs(passages, test, [run], cutoffs=(1, 4))["runs"]
+    result = evaluate_runs(passages, test, [run], cutoffs=(1, 4))
+    (found,) = result["runs"]
     assert found["similarity"] == "dot"
+    # the paper's baseline DPR beside it (Table 3, NQ: 44.3 top-1; it reports no top-4)
+    assert "| DPR | 4 | DPR (ours), NQ Full test (paper) |" in runs_table(result)
+    assert "| 44.3 |" in runs_table(result)
     assert found["metrics"]["top_4"] == 1.0  # all 4 passages ranked: every answer is in one
     (forced,) = evaluate_runs(passages, test, [run], cutoffs=(1, 4), similarity="cosine")["runs"]
     assert forced["similarity"] == "cosine"
@@ -122,7 +136,10 @@ def test_the_cli_prints_one_table_and_writes_json_and_markdown(inputs, tmp_path,
     result = json.loads(out.read_text())
     assert [run["label"] for run in result["runs"]] == ["MiniLM", "Mixed-DPR", "TF-IDF"]
     assert markdown.read_text().strip() in printed
-    assert "| Mixed-DPR | 4 | not trained: mixed.json holds no training item | — |" in printed
+    assert (
+        "| Mixed-DPR | 4 | Mixed-DPR, NQ Full test (paper) "
+        "| not trained: mixed.json holds no training item | 45.9 | — | 69.0 |" in printed
+    )
     assert "4 questions (1 skipped)" in printed
 
 

@@ -229,6 +229,11 @@ def test_installed_cli_compares_retrievers_on_the_bundled_sample(installed):
     assert {row.split("|")[1].strip() for row in rows} == {"bm25", "dense"}
     assert len(rows) == 2 * 2 * 3  # retriever x collection x task
     assert (work / "runs" / "results.md").is_file()
+    # the papers' tables are package data too, and the stats print Table 4 beside ours
+    stats = run([namesake_cli, "amber", "stats", "amber"], work, env)
+    assert "| AmbER-H, paper (Table 4, p. 5) | 2,093 |" in stats
+    table5 = run([namesake_cli, "paper", "amber", "--table", "5"], work, env)
+    assert "| AmbER-H | TF-IDF | 17.3 | 28.5 | 8.2 | 0.0 |" in table5
 
 
 def test_installed_cli_fits_and_judges_a_scorer_on_the_bundled_evouna(installed):

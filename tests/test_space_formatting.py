@@ -131,6 +131,18 @@ def test_results_column_gives_each_hit_its_verdict_badge_and_entity_line():
     assert html.count("ns-entity") == 2  # the unrelated hit has no entity line
 
 
+def test_results_column_shows_the_papers_figure_for_the_nearest_kind():
+    """The paper ran TF-IDF and DPR, not BM25 or MiniLM: each column names the nearest kind
+    it ran and gives its Table 5 QA figures (hand-read, page 6), for the set's collection."""
+    bm25 = formatting.results_column(result(bm25=[]), "bm25")
+    assert "it did not evaluate BM25; its TF-IDF, the nearest kind" in bm25
+    assert "AmbER-H 16.7% (head 28.2, tail 7.3)" in bm25 and "AmbER-N" not in bm25
+    dense = formatting.results_column(result(dense=[]), "dense")
+    assert "its DPR, the nearest kind" in dense and "AmbER-H 13.1% (head 19.6, tail 7.9)" in dense
+    no_set = formatting.paper_note("dense", None)  # a query naming no set: both collections
+    assert "AmbER-H 13.1%" in no_set and "AmbER-N 36.2% (head 49.2, tail 22.2)" in no_set
+
+
 def test_results_column_without_hits_says_so():
     html = formatting.results_column(result(dense=[]), "dense")
     assert "No document shares a word" in html

@@ -18,6 +18,7 @@ from namesake.amber.instances import TASKS
 from namesake.amber.reference import COLLECTION_NAMES
 from namesake.dataset_folder import WrittenConfig, card_entries, write_config
 from namesake.io import BadInputError
+from namesake.papers import paper
 
 ROWS_PER_SHARD = 200_000
 CARD_TEMPLATE = Path(__file__).parent / "dataset_card.md"
@@ -185,20 +186,36 @@ def statistics(queries: pa.Table, entities: pa.Table) -> dict:
     }
 
 
+# Table 4's rows, in our columns' order (namesake/data/papers/amber.json)
+PAPER_STATISTICS = (
+    "# AmbER Sets",
+    "avg # entities",
+    "avg # entities w/ properties",
+    "avg # properties",
+    *(f"# input queries ({task.upper()})" for task in TASKS),
+)
+
+
 def statistics_table(stats: dict[str, dict]) -> str:
-    """Markdown in the shape of the paper's Table 4, one row per collection."""
+    """Markdown in the shape of the paper's Table 4, one row per collection, each followed by
+    the paper's own figures for that collection."""
+    table4 = paper("amber").table(4)
     lines = [
         "| Collection | # AmbER sets | Entities / set | Entities with queries / set "
         "| Properties / set | QA queries | SF queries | FC queries |",
         "|---|---:|---:|---:|---:|---:|---:|---:|",
     ]
     for collection, s in stats.items():
+        name = _display_name(collection)
         lines.append(
-            f"| {_display_name(collection)} | {s['sets']:,} | {s['entities_per_set']:.2f} "
+            f"| {name} | {s['sets']:,} | {s['entities_per_set']:.2f} "
             f"| {s['entities_with_queries_per_set']:.2f} | {s['properties_per_set']:.2f} | "
             + " | ".join(f"{s['queries'][task]:,}" for task in TASKS)
             + " |"
         )
+        printed = [table4.cells.get((row, name)) for row in PAPER_STATISTICS]
+        cells = [c.printed if c else "not in the paper" for c in printed]
+        lines.append(f"| {name}, paper (Table 4, p. {table4.page}) | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 

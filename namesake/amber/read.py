@@ -48,9 +48,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from namesake.amber.paper import TASK_NAMES
+from namesake.amber.paper import NOT_IN_PAPER, TASK_NAMES
 from namesake.amber.reference import COLLECTION_NAMES
 from namesake.io import NamesakeError, atomic_file
+from namesake.papers import paper
 from namesake.text import token_f1
 
 SETTINGS = ("oracle", "retrieved")
@@ -566,20 +567,41 @@ def record_run(out: Path, run: dict) -> list[dict]:
     return runs
 
 
+def paper_reader_row(collection: str, task: str, setting: str) -> tuple[str, ...] | None:
+    """The row of the paper's Table 7 for the same collection, task and setting: its oracle
+    reader, or its reader on 20 documents of its retriever (BLINK on AmbER-H, DPR on
+    AmbER-N), whatever retrieval run ours read."""
+    table7 = paper("amber").table(7)
+    wanted = (COLLECTION_NAMES[collection], TASK_NAMES[task], setting == "oracle")
+    for row in table7.rows:
+        if (*row[:2], row[2].endswith("(Oracle)")) == wanted:
+            return row
+    return None
+
+
 def readers_table(runs: list[dict]) -> str:
-    """The paper's Table 7 layout: one row per collection, task and setting; All/Head/Tail."""
+    """The paper's Table 7 layout: one row per collection, task and setting; All/Head/Tail,
+    each beside the paper's figure for the same collection, task and setting."""
+    table7 = paper("amber").table(7)
 
     def cell(value: float | None) -> str:
         return "–" if value is None else f"{value:.1f}"
 
     lines = [
-        "| Collection | Task | Setting | Metric | All | Head | Tail | Queries |",
-        "|---|---|---|---|---:|---:|---:|---:|",
+        "| Collection | Task | Setting | Metric | All | paper | Head | paper | Tail | paper "
+        "| Queries | paper system |",
+        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
     ]
     for r in runs:
+        row = paper_reader_row(r["collection"], r["task"], r["setting"])
+        theirs = {
+            part: (table7.cells[row + (part,)].printed if row else NOT_IN_PAPER)
+            for part in ("all", "head", "tail")
+        }
         lines.append(
             f"| {COLLECTION_NAMES[r['collection']]} | {TASK_NAMES[r['task']]} | {r['setting']} "
-            f"| {r['metric']} | {cell(r['all'])} | {cell(r['head'])} | {cell(r['tail'])} "
-            f"| {r['queries']['all']} |"
+            f"| {r['metric']} | {cell(r['all'])} | {theirs['all']} | {cell(r['head'])} "
+            f"| {theirs['head']} | {cell(r['tail'])} | {theirs['tail']} | {r['queries']['all']} "
+            f"| {f'{row[2]} (paper, Table 7 p. {table7.page})' if row else NOT_IN_PAPER} |"
         )
     return "\n".join(lines)

@@ -14,7 +14,13 @@ matplotlib.use("Agg")  # files only; no display needed
 import matplotlib.pyplot as plt  # noqa: E402
 
 from namesake.amber.evaluation import GapBin, load_amber, score_predictions  # noqa: E402
-from namesake.amber.paper import paper_kind, paper_line, paper_tables, split_config  # noqa: E402
+from namesake.amber.paper import (  # noqa: E402
+    paper_kind,
+    paper_line,
+    paper_tables,
+    split_config,
+    system_label,
+)
 from namesake.amber.predictions import read_predictions  # noqa: E402
 from namesake.io import atomic_directory  # noqa: E402
 
@@ -50,10 +56,13 @@ def results_table(
     """Markdown: one row per run (labels first), accuracy all/head/tail/∀ per k, confusion.
 
     With ``paper_rows`` (per row: the retriever kind, or None when not known, the collection
-    and the task), a "paper" column follows each measure the AmbER paper reports, holding its
-    figure for the same kind of retriever or the reason there is none.
+    and the task), a "paper system" column names the paper's retriever of the same kind
+    ("BLINK (paper)" beside our BLINK-style linker), and a "paper" column follows each measure
+    the AmbER paper reports, holding that system's figure or the reason there is none.
     """
     labels = list(rows[0][0]) if rows else []
+    if paper_rows is not None:
+        labels.append("paper system")
     tables = paper_tables() if paper_rows is not None else None
     columns = [
         (header, key, paper)
@@ -67,6 +76,8 @@ def results_table(
     ]
     for index, (label_values, metrics) in enumerate(rows):
         cells = list(label_values.values())
+        if paper_rows is not None:
+            cells.append(system_label(paper_rows[index][0]))
         for _, key, paper in columns:
             if paper:
                 cells.append(tables.cell(*paper_rows[index], key))

@@ -37,6 +37,7 @@ import pyarrow.parquet as pq
 from namesake.ecqg.entities import Entity, find_entities
 from namesake.ecqg.passages import read_passages
 from namesake.io import atomic_directory, atomic_file
+from namesake.papers import paper
 
 _SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*(?=\s|$)")
 
@@ -349,15 +350,34 @@ def _cell(value) -> str:
     return str(value)
 
 
+# Our row labels (`make ecqg-demo`'s) -> the models whose entropy the ECQG paper gives in its
+# text (Sec. 3.3; namesake/data/papers/ecqg.json).
+PAPER_ENTROPY_MODELS = {"DPR": "DPR (baseline)", "UnCon-DPR": "UnCon-DPR", "Mixed-DPR": "Mixed-DPR"}
+
+
+def paper_entropy(label: str) -> str:
+    """The ECQG paper's attention entropy for the model our row ``label`` trains, or why
+    there is none."""
+    found = (
+        paper("ecqg")
+        .table("entropy")
+        .cells.get((PAPER_ENTROPY_MODELS.get(label, ""), "attention entropy"))
+    )
+    return found.printed if found else "not in the paper"
+
+
 def _markdown(rows: dict[str, dict]) -> str:
-    header = "| model | " + " | ".join(name for name, _ in _COLUMNS) + " |"
-    rule = "|---|" + "---:|" * len(_COLUMNS)
+    names = [name for name, _ in _COLUMNS]
+    names.insert(names.index("mean entropy") + 1, "paper")
+    header = "| model | " + " | ".join(names) + " |"
+    rule = "|---|" + "---:|" * len(names)
     lines = [header, rule]
     for model, summary in rows.items():
         if "not_trained" in summary:
             values = [f"not trained: {summary['not_trained']}"] + ["–"] * (len(_COLUMNS) - 1)
         else:
             values = [_cell(summary[key]) for _, key in _COLUMNS]
+        values.insert(names.index("paper"), paper_entropy(model))
         lines.append(f"| {model} | {' | '.join(values)} |")
     return "\n".join(lines) + "\n"
 

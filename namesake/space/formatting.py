@@ -11,7 +11,9 @@ import re
 from collections.abc import Sequence
 from html import escape
 
+from namesake.amber.paper import paper_figure, system_for
 from namesake.amber.reference import COLLECTION_NAMES
+from namesake.papers import paper
 from namesake.space.explorer import (
     RANK_DEPTH,
     AttentionView,
@@ -99,14 +101,52 @@ def hit_card(hit: Hit, kind: str, name: str | None) -> str:
 
 
 def results_column(result: SearchResult, retriever: str) -> str:
-    """One retriever's hits for a search, judged against the result's gold entity."""
+    """One retriever's hits for a search, judged against the result's gold entity, under
+    the AmbER paper's figure for the same kind of retriever (`paper_note`)."""
     hits = result.hits[retriever]
     title = f"<h3>{escape(RETRIEVER_NAMES.get(retriever, retriever))}</h3>"
+    title += paper_note(retriever, result.members[0].collection if result.members else None)
     if not hits:
         return title + message("No document shares a word with this query.")
     return title + "".join(
         hit_card(hit, verdict(hit, result.gold_qid), result.set_name) for hit in hits
     )
+
+
+# The paper's retriever nearest to each of the Space's, which it did not evaluate: TF-IDF is
+# lexical like BM25, DPR a dense bi-encoder like MiniLM. Shown as the paper's, never as ours.
+NEAREST_PAPER_KIND = {"bm25": "tfidf", "dense": "dpr"}
+
+
+def paper_note(retriever: str, collection: str | None) -> str:
+    """The AmbER paper's top-1 accuracy on QA queries (Table 5) for the retriever's kind,
+    or for the nearest kind it evaluated, labelled as such; the collection's where the query
+    names a set, else AmbER-H's and AmbER-N's."""
+    kind = retriever if system_for(retriever) else NEAREST_PAPER_KIND.get(retriever)
+    if kind is None:
+        return '<p class="ns-paper">Not in the AmbER paper.</p>'
+    system = system_for(kind)
+    page = paper("amber").table(5).page
+    figures = []
+    for name in [collection] if collection else list(COLLECTION_NAMES):
+        values = [paper_figure(kind, name, "qa", f"accuracy@1{part}") for part in PAPER_PARTS]
+        figures.append(
+            f"{COLLECTION_NAMES[name]} {values[0]:.1f}% (head {values[1]:.1f}, tail "
+            f"{values[2]:.1f})"
+        )
+    which = (
+        f"its {system}"
+        if kind == retriever
+        else f"it did not evaluate {RETRIEVER_NAMES.get(retriever, retriever)}; its {system}, "
+        "the nearest kind,"
+    )
+    return (
+        f'<p class="ns-paper">AmbER paper (Chen et al., 2021, Table 5, p. {page}): {which} '
+        f"ranked the gold page first for {'; '.join(figures)} of QA queries.</p>"
+    )
+
+
+PAPER_PARTS = ("", "_head", "_tail")
 
 
 def search_summary(result: SearchResult) -> str:

@@ -16,6 +16,7 @@ import yaml
 import namesake
 from namesake.dataset_folder import WrittenConfig, card_entries, write_config
 from namesake.io import BadInputError
+from namesake.papers import paper
 from namesake.wes.hard_negatives import hardness_table
 from namesake.wes.pairs import PAIR_SCHEMA
 
@@ -80,7 +81,9 @@ def statistics(corpus: pa.Table, pairs: dict[str, pa.Table], dropped: dict[str, 
 
 
 def statistics_table(stats: dict[int, dict]) -> str:
-    """Markdown in the shape of the published WES table, one row per threshold."""
+    """Markdown in the shape of the published WES table, one row per threshold, then the
+    paper's own link corpora (Huang et al., 2022, Sec. 3.1; namesake/data/papers/wes.json),
+    whose pair counts it prints for three thresholds whose values the extraction lost."""
     lines = [
         "| Min. inbound links (distinct sources) | Articles | Distinct link texts "
         "| Distinct links (corpus pairs) | Pairs train / validation / test |",
@@ -91,6 +94,17 @@ def statistics_table(stats: dict[int, dict]) -> str:
         lines.append(
             f"| {threshold} | {s['articles']:,} | {s['distinct_link_texts']:,} "
             f"| {s['corpus_pairs']:,} | {splits} |"
+        )
+    sizes = paper("wes").table("sizes")
+    for (corpus,) in sizes.rows:
+        pairs = sizes.cells.get((corpus, "synonym pairs (link corpus)"))
+        if pairs is None:
+            continue
+        lost = sizes.gap(corpus=corpus, measure="link threshold n")
+        label = f"paper: {corpus}" + (" (its n lost in the extraction)" if lost else "")
+        lines.append(
+            f"| {label} | not in the paper | not in the paper | {pairs.printed} "
+            "| not in the paper |"
         )
     return "\n".join(lines)
 

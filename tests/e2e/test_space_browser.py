@@ -224,6 +224,10 @@ def test_search_shows_the_gold_page_with_its_badge(app, page, screenshots):
     assert members.count() == 2
     assert page.locator('#set-members tr.ns-gold-row[data-qid="Q4666410"]').count() == 1
     assert "head" in members.nth(0).inner_text() and "tail" in members.nth(1).inner_text()
+    # the AmbER paper's figure for the nearest kind it ran, beside each live column (Table 5)
+    bm25_paper = page.locator("#bm25-results .ns-paper").inner_text()
+    assert "it did not evaluate BM25; its TF-IDF" in bm25_paper and "AmbER-H 16.7%" in bm25_paper
+    assert "its DPR, the nearest kind" in page.locator("#dense-results .ns-paper").inner_text()
     page.screenshot(path=str(screenshots / "search.png"), full_page=True)
 
     # Saying the query is about the president re-judges the same hits.

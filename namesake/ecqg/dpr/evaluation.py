@@ -32,6 +32,7 @@ from pathlib import Path
 import regex
 
 from namesake.io import BadInputError, NamesakeError, atomic_file
+from namesake.papers import paper
 
 DEFAULT_KS = (1, 5, 20, 100)
 
@@ -359,25 +360,64 @@ def evaluate_runs(
     }
 
 
+# The ECQG paper's Table 3 (namesake/data/papers/ecqg.json): its row for a run, by our kind
+# or, for the generators' retrievers `make ecqg-demo` trains, by label; its column for a row
+# of ours (the whole test file is read as NQ's test set, each overlap subset as its own).
+PAPER_SYSTEMS = {"tfidf": "TF-IDF", "dpr": "DPR (ours)"}
+PAPER_LABELS = ("UnCon-DPR", "Mixed-DPR")
+PAPER_SUBSETS = {
+    None: "Full test",
+    "total": "Full test",
+    "no_answer_overlap": "No ans. ovlp.",
+    "no_question_overlap": "No ques. ovlp.",
+}
+PAPER_CUTOFFS = (1, 5)
+NOT_IN_PAPER = "not in the paper"
+
+
+def paper_system(run: dict) -> str | None:
+    """The row of the paper's Table 3 of the same kind as ``run``, or None."""
+    if run["label"] in PAPER_LABELS:
+        return run["label"]
+    return PAPER_SYSTEMS.get(run.get("kind", ""))
+
+
 def runs_table(result: dict) -> str:
     """Markdown: one row per run (top-k accuracy in %, one decimal), then one per run and
-    overlap subset; a run that was not trained says why in its first cell."""
+    overlap subset; a run that was not trained says why in its first cell. Beside top-1 and
+    top-5, the paper's Table 3 figure (NQ) for the same kind of retriever and subset."""
+    table3 = paper("ecqg").table(3)
     cutoffs = result["cutoffs"]
-    header = ["Encoder", "questions", *(f"top-{k}" for k in cutoffs)]
-    lines = ["| " + " | ".join(header) + " |", "|---|" + "---:|" * (len(header) - 1)]
+    columns = [
+        (k, theirs)
+        for k in cutoffs
+        for theirs in ((False, True) if k in PAPER_CUTOFFS else (False,))
+    ]
+    header = ["Encoder", "questions", "paper system"]
+    header += ["paper" if theirs else f"top-{k}" for k, theirs in columns]
+    lines = ["| " + " | ".join(header) + " |", "|---|---:|---|" + "---:|" * len(columns)]
 
-    def line(label: str, questions: int, metrics: dict | None, reason: str | None) -> str:
-        if metrics is None:
-            cells = [f"not trained: {reason}"] + ["—"] * (len(cutoffs) - 1)
-        else:
-            cells = [f"{100 * metrics[f'top_{k}']:.1f}" for k in cutoffs]
-        return "| " + " | ".join([label, str(questions), *cells]) + " |"
+    def line(run: dict, label: str, questions: int, metrics, reason, subset=None) -> str:
+        system = paper_system(run)
+        column = PAPER_SUBSETS.get(subset)
+        cells = []
+        for k, theirs in columns:
+            if theirs:
+                value = table3.cells.get((system, "NQ", column, f"top-{k}")) if column else None
+                cells.append(value.printed if value else NOT_IN_PAPER)
+            elif metrics is None:
+                cells.append(f"not trained: {reason}" if not cells else "—")
+            else:
+                cells.append(f"{100 * metrics[f'top_{k}']:.1f}")
+        named = f"{system}, NQ {column} (paper)" if system and column else NOT_IN_PAPER
+        return "| " + " | ".join([label, str(questions), named, *cells]) + " |"
 
     for run in result["runs"]:
-        metrics = run.get("metrics")
-        lines.append(line(run["label"], result["questions"], metrics, run["not_trained"]))
+        lines.append(
+            line(run, run["label"], result["questions"], run.get("metrics"), run["not_trained"])
+        )
     for run in result["runs"]:
         for subset, found in (run.get("subsets") or {}).items():
             label = f"{run['label']}, {subset.replace('_', ' ')}"
-            lines.append(line(label, found["questions"], found["metrics"], None))
+            lines.append(line(run, label, found["questions"], found["metrics"], None, subset))
     return "\n".join(lines)
