@@ -58,6 +58,16 @@ AmbER benchmark, e.g. *What musical instrument does Abe Lincoln play?*: the trom
 asked about, and the president is what comes back."""
 
 
+# Gradio's queue, sized by benchmarks/bench_space_load.py (benchmarks/README.md, "The Space
+# under load"; 2 CPU cores). One request of each kind at a time: with 2 at a time, 8 users got
+# 11% fewer requests through (22.9/s against 25.6/s), since search, open set and score already
+# run side by side and share the two cores. Up to 64 waiting requests: 32 users (at most one
+# request each) waited 3.6 s at p95 for a search with no request refused; at 64 the wait
+# would double, and later arrivals are better told to come back than left waiting longer.
+CONCURRENCY_LIMIT = 1
+MAX_QUEUE = 64
+
+
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
@@ -83,6 +93,18 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--port", type=int, default=int(os.environ.get("GRADIO_SERVER_PORT", "7860"))
     )
     parser.add_argument("--share", action="store_true", help="also open a public Gradio link")
+    parser.add_argument(
+        "--concurrency-limit",
+        type=int,
+        default=CONCURRENCY_LIMIT,
+        help=f"requests of one kind run at once (default {CONCURRENCY_LIMIT}; see below)",
+    )
+    parser.add_argument(
+        "--max-queue",
+        type=int,
+        default=MAX_QUEUE,
+        help=f"requests waiting before new ones are turned away (default {MAX_QUEUE})",
+    )
     return parser.parse_args(argv)
 
 
@@ -303,7 +325,9 @@ def main(argv: list[str] | None = None) -> None:
         explorer, problem = None, str(error)
         logger.warning("%s", error)
     theme = gr.themes.Default(font=["system-ui", "sans-serif"], font_mono=["monospace"])
-    build_demo(explorer, problem).launch(
+    demo = build_demo(explorer, problem)
+    demo.queue(default_concurrency_limit=args.concurrency_limit, max_size=args.max_queue)
+    demo.launch(
         server_name=args.host,
         server_port=args.port,
         share=args.share,

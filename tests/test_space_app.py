@@ -24,6 +24,7 @@ def test_defaults_serve_this_machine_only_and_never_share(app, monkeypatch):
     args = app.parse_args([])
     assert args.host == "127.0.0.1" and args.port == 7860
     assert args.share is False
+    assert (args.concurrency_limit, args.max_queue) == (1, 64)  # sized by the load benchmark
     assert args.artifacts == "demo_output"
     assert args.corpus and Path(args.corpus).name == "kilt_knowledgesource-sample.json"
 
