@@ -70,6 +70,31 @@ def _int_at_least(minimum: int):
 _positive_int = _int_at_least(1)
 _non_negative_int = _int_at_least(0)
 
+_SIZE_UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
+
+
+def _byte_size(text: str) -> int:
+    """An argparse type: a size in bytes, or with K, M or G (`2G`, `512M`)."""
+    number, unit = text.strip().upper().rstrip("B"), ""
+    if number and number[-1] in _SIZE_UNITS:
+        number, unit = number[:-1], number[-1]
+    try:
+        value = float(number) * _SIZE_UNITS[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 2G, 512M)") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 byte, got {text!r}")
+    return int(value)
+
+
+def _add_memory_budget(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--memory-budget",
+        type=_byte_size,
+        help="memory a BM25 build may hold (default 2G); beyond it, its tokenised chunks and "
+        "score matrix go to disk beside the index, and the index is the same",
+    )
+
 
 def _fraction(text: str) -> float:
     """A float in [0, 1]."""
@@ -159,6 +184,7 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     compare.add_argument("--corpus", required=True, help="KILT knowledge source (JSON lines)")
     compare.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
     compare.add_argument("--out", required=True, help="folder for predictions and reports")
+    _add_memory_budget(compare)
     compare.add_argument(
         "--retriever",
         action="extend",
@@ -965,6 +991,7 @@ def _add_retrieve(parser: argparse.ArgumentParser) -> None:
         "--top-k", type=_positive_int, default=100, help="documents retrieved per query"
     )
     _add_candidates(parser)
+    _add_memory_budget(parser)
     parser.add_argument("--out", required=True, help="predictions file (JSON lines)")
     parser.set_defaults(run=_retrieve)
 
@@ -1452,6 +1479,8 @@ def _retrieve(args) -> None:
         options = {"index": args.index_type, **_dpr_options(args)}
     elif args.retriever == "link" and args.model:
         options = {"model": args.model}
+    elif args.retriever == "bm25" and args.memory_budget:
+        options = {"memory_budget": args.memory_budget}
     retriever = open_retriever(args.retriever, args.corpus, args.index, **options)
     count = retrieve_config(
         retriever, args.dataset, args.config, args.top_k, args.out, args.candidates
@@ -1522,6 +1551,8 @@ def _amber_compare(args) -> None:
         options["dpr"] = _dpr_options(args)
     if args.similarity:
         options["dense"] = {"similarity": args.similarity}
+    if args.memory_budget:
+        options["bm25"] = {"memory_budget": args.memory_budget}
     table = compare_retrievers(
         args.corpus,
         args.dataset,

@@ -9,7 +9,9 @@ from __future__ import annotations
 import bm25s
 import numpy as np
 import pytest
+from conftest import SAMPLE_KILT
 
+from namesake.cli import _byte_size, main
 from namesake.retrieval import BM25Retriever, Document
 from namesake.retrieval.bm25 import _tokenizer
 
@@ -146,6 +148,33 @@ def test_chunk_size_does_not_change_the_index(built, documents, chunk_documents)
     assert other.document_ids == built.document_ids
 
 
+def test_a_build_spilled_to_disk_is_the_in_memory_build(built, documents, tmp_path):
+    """A budget too small to hold one chunk sends every chunk to disk (several spills) and
+    builds the score matrix memory-mapped: the index, and so every ranking, is the same bit
+    for bit, and nothing is left in the spill folder."""
+    spilled = BM25Retriever.build(
+        documents, show_progress=False, chunk_documents=7, memory_budget=1, spill_dir=tmp_path
+    )
+    assert isinstance(spilled.model.scores["data"], np.memmap)
+    assert not isinstance(built.model.scores["data"], np.memmap)  # the default budget holds it
+    for name in ("data", "indices", "indptr"):
+        np.testing.assert_array_equal(spilled.model.scores[name], built.model.scores[name])
+    assert spilled.model.vocab_dict == built.model.vocab_dict
+    assert spilled.document_ids == built.document_ids
+    queries = random_queries(60, seed=3)
+    assert spilled.search(queries, 10) == built.search(queries, 10)
+    assert list(tmp_path.iterdir()) == []
+    spilled.save(tmp_path / "index")  # the mapped matrix saves like an in-memory one
+    loaded = BM25Retriever.load(tmp_path / "index")
+    np.testing.assert_array_equal(loaded.model.scores["data"], built.model.scores["data"])
+    assert loaded.search(queries, 10) == built.search(queries, 10)
+
+
+def test_a_budget_below_one_byte_is_refused(documents):
+    with pytest.raises(ValueError, match="memory_budget must be positive"):
+        BM25Retriever.build(documents[:3], show_progress=False, memory_budget=0)
+
+
 def test_term_counts_above_uint16_are_kept():
     """Chunks store term counts in 2 bytes when they fit; a larger count must not wrap."""
     documents = [Document("big", "", "zebra " * 70_000 + "lion"), *random_documents(20)]
@@ -202,3 +231,34 @@ def test_index_saved_by_plain_bm25s_loads_and_ranks_alike(documents, built, tmp_
         loaded = BM25Retriever.load(tmp_path / name, mmap=mmap)
         loaded.n_threads = 2
         assert_same_rankings(loaded.search(queries, 15), expected)
+
+
+def test_retrieve_with_a_tiny_memory_budget_writes_the_same_predictions(sample_build, tmp_path):
+    """`--memory-budget` through the command line: a build that goes to disk beside its
+    index answers every query as the default build does, and leaves nothing behind."""
+    out, _ = sample_build
+    runs = {}
+    for label, extra in (("default", []), ("spilled", ["--memory-budget", "1K"])):
+        work = tmp_path / label
+        main(
+            ["retrieve", "--corpus", str(SAMPLE_KILT), "--dataset", str(out / "dataset")]
+            + ["--config", "human_qa", "--retriever", "bm25", "--index", str(work / "index")]
+            + ["--top-k", "10", "--out", str(work / "predictions.jsonl"), *extra]
+        )
+        runs[label] = (work / "predictions.jsonl").read_text()
+        assert sorted(p.name for p in work.iterdir()) == ["index", "predictions.jsonl"]
+    assert runs["spilled"] == runs["default"]
+
+
+@pytest.mark.parametrize(
+    ("text", "size"), [("2G", 2 * 1024**3), ("512M", 512 * 1024**2), ("1.5k", 1536), ("100", 100)]
+)
+def test_memory_budget_sizes(text, size):
+    assert _byte_size(text) == size
+
+
+def test_a_bad_memory_budget_names_the_option(capsys):
+    with pytest.raises(SystemExit):
+        main(["retrieve", "--dataset", "x", "--config", "human_qa", "--retriever", "bm25"]
+             + ["--out", "x.jsonl", "--memory-budget", "lots"])  # fmt: skip
+    assert "--memory-budget: not a size: 'lots'" in capsys.readouterr().err

@@ -75,37 +75,36 @@ class AmberPaper:
         """Our metric keys the paper reports."""
         return tuple(MEASURES)
 
-    def figure(self, kind: str | None, collection: str, task: str, measure: str) -> float | None:
-        """The paper's figure for our ``kind`` on ``collection`` (human / nonhuman) and
-        ``task`` (qa / sf / fc), or None: kind or measure not in the paper."""
+    def _where(self, kind: str | None, collection: str, task: str, measure: str):
+        """(the table, the cell's fields) of our kind and metric key, or None."""
         system = KIND_SYSTEMS.get(kind or "")
         if system is None or measure not in MEASURES:
             return None
         table, column = MEASURES[measure]
-        return self.tables[table].figure(
-            collection=COLLECTION_NAMES.get(collection, collection),
-            system=system,
-            task=TASK_NAMES.get(task, task),
-            measure=column,
-        )
+        fields = {
+            "collection": COLLECTION_NAMES.get(collection, collection),
+            "system": system,
+            "task": TASK_NAMES.get(task, task),
+            "measure": column,
+        }
+        return self.tables[table], fields
+
+    def figure(self, kind: str | None, collection: str, task: str, measure: str) -> float | None:
+        """The paper's figure for our ``kind`` on ``collection`` (human / nonhuman) and
+        ``task`` (qa / sf / fc), or None: kind or measure not in the paper."""
+        where = self._where(kind, collection, task, measure)
+        return where[0].figure(**where[1]) if where else None
 
     def cell(self, kind: str | None, collection: str, task: str, measure: str) -> str:
         """The text of a "paper" cell: the figure, or why there is none."""
         if kind is None:
             return UNKNOWN_RETRIEVER
-        if kind not in KIND_SYSTEMS or measure not in MEASURES:
+        where = self._where(kind, collection, task, measure)
+        if where is None:
             return NOT_IN_PAPER
-        value = self.figure(kind, collection, task, measure)
-        if value is not None:
-            return f"{value:.1f}"
-        table, column = MEASURES[measure]
-        gap = self.tables[table].gap(
-            collection=COLLECTION_NAMES.get(collection, collection),
-            system=KIND_SYSTEMS[kind],
-            task=TASK_NAMES.get(task, task),
-            measure=column,
-        )
-        return gap or NOT_IN_PAPER
+        table, fields = where
+        value = table.figure(**fields)
+        return f"{value:.1f}" if value is not None else table.gap(**fields) or NOT_IN_PAPER
 
     def figures_for(self, kind: str | None, collection: str, task: str) -> dict:
         """For metrics.json: the paper's system and its figure per reported measure."""

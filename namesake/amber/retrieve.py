@@ -57,6 +57,9 @@ def open_retriever(
         return retriever.load(saved, mmap=kind != "bm25", **load_options)
     if corpus is None:
         raise FileNotFoundError(f"{saved}: no saved index, and no --corpus to build one from")
+    if kind == "bm25" and saved is not None:  # what a BM25 build spills goes beside its index
+        Path(saved).parent.mkdir(parents=True, exist_ok=True)
+        build_options.setdefault("spill_dir", Path(saved).parent)
     built = retriever.build(read_kilt_documents(corpus), **build_options)
     if saved is not None:
         built.save(saved)

@@ -17,6 +17,12 @@ run in ``n_threads`` threads (the kernels release the GIL). The kernels are comp
 first use and cached next to this file (a few seconds once; loading them later takes well
 under a second).
 
+The build's memory is bounded by ``memory_budget`` (2 GB by default), not by the corpus:
+once the tokenised chunks hold a quarter of it, they are written to a temporary folder
+(beside the index, when `namesake retrieve` or `amber compare` saves one) and read back one
+at a time, and the score matrix is filled memory-mapped in that folder, so its pages belong
+to the page cache rather than to the process. The index is the same either way.
+
 An index directory holds bm25s' own files (the score matrix as ``.npy`` arrays, its
 vocabulary and parameters as JSON), the tokenizer's vocabulary and stopwords (JSON), the
 document ids in index order (``document_ids.arrow``) and ``retriever.json``; indexes
@@ -27,6 +33,7 @@ from __future__ import annotations
 
 import math
 import os
+import tempfile
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from itertools import chain, islice
@@ -50,6 +57,11 @@ STOPWORDS = "en"
 #: documents tokenised per chunk while building: large enough to amortise the per-chunk
 #: numpy calls, small enough that the chunk's Python token lists stay a few MB
 CHUNK_DOCUMENTS = 20_000
+#: the build's memory budget by default, in bytes (`--memory-budget`)
+DEFAULT_MEMORY_BUDGET = 2 * 1024**3
+#: the share of the budget the tokenised chunks may hold before they go to disk; the rest
+#: is the tokenizer's vocabulary, the document ids and the chunk being tokenised
+HELD_SHARE = 0.25
 
 
 def _tokenizer() -> Tokenizer:
@@ -264,8 +276,61 @@ def _search_queries(
 # --- building ---------------------------------------------------------------------------------
 
 
+class _HeldChunks:
+    """The tokenised chunks between the two passes of a build: kept in memory while they
+    hold at most `limit` bytes, then written to `folder` (one .npz a chunk, replayed in
+    order and deleted as it is read back). Once anything went to disk, the score matrix is
+    memory-mapped there too (`output_array`), so the build's own memory does not grow with
+    the corpus."""
+
+    def __init__(self, limit: float, folder: Path):
+        self.limit, self.folder = limit, folder
+        self.held: list[tuple] = []
+        self.held_bytes = 0
+        self.spilled: list[Path | None] = []  # per chunk in order: its file, or None if held
+
+    def add(self, chunk: tuple) -> None:
+        self.held.append(chunk)
+        self.spilled.append(None)
+        self.held_bytes += sum(a.nbytes for a in chunk)
+        if self.held_bytes > self.limit:
+            self._spill()
+
+    def _spill(self) -> None:
+        first = len(self.spilled) - len(self.held)
+        for offset, chunk in enumerate(self.held):
+            path = self.folder / f"chunk-{first + offset:06d}.npz"
+            np.savez(path, *chunk)
+            self.spilled[first + offset] = path
+        self.held, self.held_bytes = [], 0
+
+    @property
+    def on_disk(self) -> bool:
+        return any(path is not None for path in self.spilled)
+
+    def replay(self):
+        """Every chunk in order, each released (or its file deleted) once yielded."""
+        held = iter(self.held)
+        self.held = []
+        for path in self.spilled:
+            if path is None:
+                yield next(held)
+                continue
+            with np.load(path) as stored:
+                chunk = tuple(stored[f"arr_{i}"] for i in range(4))
+            path.unlink()
+            yield chunk
+
+    def output_array(self, name: str, size: int, dtype) -> np.ndarray:
+        if not self.on_disk:
+            return np.empty(size, dtype=dtype)
+        return np.lib.format.open_memmap(
+            self.folder / f"{name}.npy", mode="w+", dtype=dtype, shape=(size,)
+        )
+
+
 def _build_model(
-    chunks: list[tuple],
+    chunks: _HeldChunks,
     document_frequency: np.ndarray,
     total_length: int,
     n_docs: int,
@@ -275,6 +340,8 @@ def _build_model(
     """A ``bm25s.BM25`` holding the score matrix of the (consumed) `chunks`.
 
     Sets the attributes ``bm25s.BM25.index`` sets, so bm25s can save and load the model.
+    When chunks went to disk, the matrix is written into memory-mapped files beside them:
+    its pages are the page cache's, not the process's own memory.
     """
     model = bm25s.BM25()
     avg_length = total_length / n_docs  # what bm25s' mean of the lengths gives, exactly
@@ -289,13 +356,11 @@ def _build_model(
     indptr = np.zeros(len(document_frequency) + 1, dtype=np.int64)
     np.cumsum(document_frequency, out=indptr[1:])
     heads = indptr[:-1].copy()
-    data = np.empty(int(indptr[-1]), dtype=np.float32)
-    rows = np.empty(int(indptr[-1]), dtype=np.int32)
+    data = chunks.output_array("data", int(indptr[-1]), np.float32)
+    rows = chunks.output_array("indices", int(indptr[-1]), np.int32)
     progress = tqdm(total=n_docs, desc="BM25 scoring", unit="doc", disable=not show_progress)
     first_doc = 0
-    chunks.reverse()  # pop from the end, freeing each chunk once written
-    while chunks:
-        terms, counts, distinct, lengths = chunks.pop()
+    for terms, counts, distinct, lengths in chunks.replay():
         _fill_columns(
             terms,
             counts,
@@ -341,10 +406,30 @@ class BM25Retriever:
         documents: Iterable[Document],
         show_progress: bool = True,
         chunk_documents: int = CHUNK_DOCUMENTS,
+        memory_budget: int = DEFAULT_MEMORY_BUDGET,
+        spill_dir: str | os.PathLike | None = None,
     ) -> BM25Retriever:
-        """Indexes `documents` (streamed once; only int32 term counts are kept per chunk)."""
+        """Indexes `documents` (streamed once; only int32 term counts are kept per chunk).
+
+        Bounded memory: once the tokenised chunks hold more than a quarter of
+        `memory_budget` bytes, they go to a temporary folder under `spill_dir` (default: the
+        system's temporary folder), and the score matrix is built memory-mapped beside them.
+        The folder is removed before this returns; the mapped matrix stays readable until
+        the retriever is saved or dropped. The index is the same, bit for bit."""
         if chunk_documents < 1:
             raise ValueError(f"chunk_documents must be positive, not {chunk_documents}")
+        if memory_budget < 1:
+            raise ValueError(f"memory_budget must be positive, not {memory_budget}")
+        with tempfile.TemporaryDirectory(
+            prefix="bm25-build-", dir=spill_dir, ignore_cleanup_errors=True
+        ) as folder:
+            chunks = _HeldChunks(memory_budget * HELD_SHARE, Path(folder))
+            return cls._build(documents, show_progress, chunk_documents, chunks)
+
+    @classmethod
+    def _build(
+        cls, documents: Iterable[Document], show_progress: bool, chunk_documents: int, chunks
+    ) -> BM25Retriever:
         tokenizer = _tokenizer()
         document_ids: list[str] = []
 
@@ -355,7 +440,6 @@ class BM25Retriever:
 
         progress = tqdm(texts(), desc="BM25 tokenising", unit="doc", disable=not show_progress)
         token_ids = tokenizer.streaming_tokenize(progress, update_vocab=True)
-        chunks = []
         document_frequency = np.zeros(0, dtype=np.int64)
         total_length = 0
         while batch := list(islice(token_ids, chunk_documents)):
@@ -369,7 +453,7 @@ class BM25Retriever:
             total_length += int(lengths.sum())
             if counts.max() <= np.iinfo(np.uint16).max:  # 2 bytes less per pair held
                 counts = counts.astype(np.uint16)
-            chunks.append((terms, counts, distinct, lengths))
+            chunks.add((terms, counts, distinct, lengths))
         progress.close()
         if not document_ids:
             raise ValueError("no documents to index")

@@ -116,6 +116,7 @@ def results_column(result: SearchResult, retriever: str) -> str:
 # The paper's retriever nearest to each of the Space's, which it did not evaluate: TF-IDF is
 # lexical like BM25, DPR a dense bi-encoder like MiniLM. Shown as the paper's, never as ours.
 NEAREST_PAPER_KIND = {"bm25": "tfidf", "dense": "dpr"}
+PAPER_PARTS = ("", "_head", "_tail")  # all, head and tail queries
 
 
 def paper_note(retriever: str, collection: str | None) -> str:
@@ -144,9 +145,6 @@ def paper_note(retriever: str, collection: str | None) -> str:
         f'<p class="ns-paper">AmbER paper (Chen et al., 2021, Table 5, p. {page}): {which} '
         f"ranked the gold page first for {'; '.join(figures)} of QA queries.</p>"
     )
-
-
-PAPER_PARTS = ("", "_head", "_tail")
 
 
 def search_summary(result: SearchResult) -> str:
