@@ -21,15 +21,18 @@ class BuildReport:
     problems: list[str] = field(default_factory=list)
     statistics: dict = field(default_factory=dict)
     configs: list[str] = field(default_factory=list)
+    #: what a resumed build read back from its work folder (one line each)
+    resumed: list[str] = field(default_factory=list)
 
     def notes(self) -> list[str]:
-        """The card's notes: every count and problem (timings change from run to run)."""
+        """The card's notes: every count and problem (timings and what a rerun reused
+        change from run to run, and the output does not)."""
         return self._count_lines() + self.problems
 
     def lines(self) -> list[str]:
-        """Everything, for the command line: counts, timings, problems."""
+        """Everything, for the command line: counts, timings, reused work, problems."""
         timings = [f"time {stage}: {s:.1f}s" for stage, s in self.seconds.items()]
-        return self._count_lines() + timings + self.problems
+        return self._count_lines() + timings + self.resumed + self.problems
 
     def _count_lines(self) -> list[str]:
         return [f"{key}: {value:,}" for key, value in self.counts.items()]

@@ -1094,6 +1094,11 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
         help="cooccurrence: leave out source pages linking to more articles (default: 1000)",
     )
     build.add_argument(
+        "--work-dir",
+        help="keep the dump's mined ranges here, so that a rerun after a crash or a kill mines "
+        "only what is missing (another dump is refused by name)",
+    )
+    build.add_argument(
         "--measure-hardness",
         action=argparse.BooleanOptionalAction,
         default=None,
@@ -1286,6 +1291,7 @@ def _wes_build(args) -> None:
         df_cap=args.df_cap,
         source_cap=args.source_cap,
         measure_hardness=args.measure_hardness,
+        work_dir=args.work_dir,
     )
     print("\n".join(report.lines()))
     print(statistics_table(report.statistics))

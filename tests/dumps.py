@@ -145,3 +145,24 @@ def write_kilt(path, pages: list[dict]) -> Path:
         for record in pages:
             f.write(json.dumps(record) + "\n")
     return path
+
+
+def split_pages(xml: bytes) -> tuple[bytes, list[bytes], bytes]:
+    """(header with site info, one chunk per page, closing tag) of a MediaWiki export."""
+    first = xml.index(b"  <page>")
+    closing = xml.rindex(b"</mediawiki>")
+    body = xml[first:closing]
+    pages = [b"  <page>" + chunk for chunk in body.split(b"  <page>")[1:]]
+    return xml[:first], pages, xml[closing:]
+
+
+def write_multistream(path, xml: bytes, pages_per_stream: int) -> list[int]:
+    """An export as a multistream dump (header, streams of `pages_per_stream` pages, closing
+    tag, each its own bz2 stream, as Wikimedia writes them); returns the stream offsets."""
+    header, pages, footer = split_pages(xml)
+    groups = [
+        b"".join(pages[i : i + pages_per_stream]) for i in range(0, len(pages), pages_per_stream)
+    ]
+    streams = [bz2.compress(part) for part in [header, *groups, footer]]
+    Path(path).write_bytes(b"".join(streams))
+    return [sum(len(s) for s in streams[:i]) for i in range(len(streams))]

@@ -4,6 +4,7 @@ import bz2
 from pathlib import Path
 
 import pytest
+from dumps import split_pages, write_multistream
 
 from namesake.io import BadInputError, InputProblems
 from namesake.wes.dump import (
@@ -28,25 +29,11 @@ def sample_pages() -> list[Page]:
     return list(iter_pages(SAMPLE_WIKIPEDIA))
 
 
-def split_pages(xml: bytes) -> tuple[bytes, list[bytes], bytes]:
-    """(header with site info, one chunk per page, closing tag) of an export."""
-    first = xml.index(b"  <page>")
-    closing = xml.rindex(b"</mediawiki>")
-    body = xml[first:closing]
-    pages = [b"  <page>" + chunk for chunk in body.split(b"  <page>")[1:]]
-    return xml[:first], pages, xml[closing:]
-
-
 @pytest.fixture(scope="module")
 def multistream(sample_xml, tmp_path_factory) -> tuple[Path, list[int]]:
     """The sample as a multistream dump: header, streams of 20 pages, closing tag."""
-    header, pages, footer = split_pages(sample_xml)
-    groups = [b"".join(pages[i : i + PAGES_PER_STREAM]) for i in range(0, len(pages), 20)]
-    streams = [bz2.compress(part) for part in [header, *groups, footer]]
-    offsets = [sum(len(s) for s in streams[:i]) for i in range(len(streams))]
     path = tmp_path_factory.mktemp("multistream") / "enwiki-pages-articles-multistream.xml.bz2"
-    path.write_bytes(b"".join(streams))
-    return path, offsets
+    return path, write_multistream(path, sample_xml, PAGES_PER_STREAM)
 
 
 def export(*pages: str) -> bytes:

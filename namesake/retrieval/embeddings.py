@@ -29,7 +29,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import shutil
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -38,7 +37,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.feather as feather
 
-from namesake.io import BadInputError, atomic_directory, atomic_file
+from namesake.io import BadInputError, atomic_directory
+from namesake.work_folder import prepare_work_folder, read_json, write_json
 
 FORMAT_VERSION = 1
 MANIFEST = "encoding.json"
@@ -77,20 +77,6 @@ def settings_digest(settings: dict) -> str:
     return hashlib.sha256(record.encode("utf-8")).hexdigest()[:16]
 
 
-def _read_json(path: Path) -> dict:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except FileNotFoundError:
-        raise BadInputError(path, None, "missing") from None
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise BadInputError(path, None, f"not valid JSON ({exc})") from None
-
-
-def _write_json(path: Path, record: dict) -> None:
-    with atomic_file(path, "w") as f:
-        f.write(json.dumps(record, indent=2) + "\n")
-
-
 def prepare_folder(folder: str | os.PathLike, settings: dict) -> None:
     """Starts or resumes an encoding into `folder` (call it in one process only).
 
@@ -98,28 +84,14 @@ def prepare_folder(folder: str | os.PathLike, settings: dict) -> None:
     settings, else a clear error says which setting differs; leftovers of a killed run's
     unfinished chunks are removed.
     """
-    folder = Path(folder)
-    manifest = folder / MANIFEST
-    if manifest.exists():
-        existing = _read_json(manifest)
-        different = [
-            f"{key}: {existing.get(key)!r} there, {settings[key]!r} now"
-            for key in SETTING_KEYS
-            if existing.get(key) != settings[key]
-        ]
-        if different:
-            raise BadInputError(
-                manifest,
-                None,
-                "this folder holds an encoding with other settings ("
-                + "; ".join(different)
-                + "); use another --out folder or delete this one",
-            )
-    else:
-        folder.mkdir(parents=True, exist_ok=True)
-        _write_json(manifest, {"format_version": FORMAT_VERSION, **settings})
-    for leftover in folder.glob(".chunk-*.partial-*"):
-        shutil.rmtree(leftover, ignore_errors=True)
+    prepare_work_folder(
+        folder,
+        MANIFEST,
+        {"format_version": FORMAT_VERSION, **settings},
+        SETTING_KEYS,
+        holds="an encoding",
+        option="--out",
+    )
 
 
 def write_chunk(
@@ -153,7 +125,7 @@ def chunk_done(folder: str | os.PathLike, number: int) -> bool:
 def finish_folder(folder: str | os.PathLike, totals: dict) -> None:
     """Records the totals in the manifest: the encoding is complete and can be indexed."""
     manifest = Path(folder) / MANIFEST
-    _write_json(manifest, {**_read_json(manifest), **totals})
+    write_json(manifest, {**read_json(manifest), **totals})
 
 
 @dataclass
@@ -173,7 +145,7 @@ class EmbeddingsFolder:
         if not self.path.is_dir():
             raise BadInputError(self.path, None, "no such embeddings folder")
         self.manifest_path = self.path / MANIFEST
-        self.settings = _read_json(self.manifest_path)
+        self.settings = read_json(self.manifest_path)
         if self.settings.get("format_version") != FORMAT_VERSION:
             raise BadInputError(
                 self.manifest_path, None, f"unknown format {self.settings.get('format_version')}"
@@ -203,7 +175,7 @@ class EmbeddingsFolder:
     def chunk(self, number: int) -> Chunk:
         """Chunk `number`, after checking its settings, shape and passage table."""
         path = self.path / chunk_name(number)
-        record = _read_json(path / CHUNK_RECORD)
+        record = read_json(path / CHUNK_RECORD)
         if record.get("settings_digest") != self.digest:
             raise BadInputError(
                 path,

@@ -81,6 +81,7 @@ def build_wes(
     source_cap: int = DEFAULT_SOURCE_CAP,
     measure_hardness: bool | None = None,
     model=None,
+    work_dir: str | os.PathLike | None = None,
 ) -> BuildReport:
     """Mines WES from the dump file(s) (paths or glob patterns) into the folder `out`, which
     appears atomically, or not at all. `words` replaces the default dictionary (tests).
@@ -89,7 +90,12 @@ def build_wes(
     `{year}thresh{n}hardpairs` config per threshold (same article split as the pairs
     config); `measure_hardness` (default: on when strategies are given) puts each kind of
     negative's zero-shot AUC in the card and in `report.statistics[n]["hardness"]`
-    (`model`: a sentence-transformers model in place of all-MiniLM-L6-v2)."""
+    (`model`: a sentence-transformers model in place of all-MiniLM-L6-v2).
+
+    `work_dir`: where the dump's mined ranges are kept (`namesake.wes.mining.MinedRanges`),
+    so that a rerun after a crash or a kill mines only what is missing; the later stages
+    run again (they read the mined links, not the dump). Another dump is refused by name;
+    other settings (thresholds, filters, negatives) reuse the same mined ranges."""
     thresholds = sorted(set(int(t) for t in thresholds))
     if not thresholds or thresholds[0] < 1:
         raise NamesakeError(f"thresholds must be positive integers, got {thresholds}")
@@ -118,7 +124,9 @@ def build_wes(
         timer.lap(stage)
         report.seconds[stage] += before
 
-    mined = mine_dumps(paths, workers, problems)
+    mined = mine_dumps(paths, workers, problems, work_dir=work_dir)
+    if work_dir is not None:
+        report.resumed.append(f"mined ranges reused from {work_dir}: {mined.reused_ranges:,}")
     report.counts["main-namespace pages"] = mined.pages.num_rows
     report.counts["redirect pages (no links)"] = mined.redirect_pages
     report.counts["links after the '#', ':', '(' filters (distinct per page)"] = (

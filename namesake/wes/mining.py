@@ -16,6 +16,8 @@ processes, like `namesake.io.map_blocks`; other files are read by one process.
 from __future__ import annotations
 
 import glob
+import hashlib
+import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -23,10 +25,12 @@ from multiprocessing import get_context
 from pathlib import Path
 
 import pyarrow as pa
+import pyarrow.feather as feather
 from tqdm.auto import tqdm
 
-from namesake.io import BadInputError, InputProblems
+from namesake.io import BadInputError, InputProblems, atomic_directory
 from namesake.wes.links import extract_links, normalize_title
+from namesake.work_folder import prepare_work_folder, read_json
 
 # The paper's filters on link targets: sections ('#'), other namespaces (':') and
 # parenthetical, disambiguated titles ('(').
@@ -66,6 +70,8 @@ class Mined:
     links: pa.Table
     problems: dict[tuple[str, str], int] = field(default_factory=dict)
     examples: dict[tuple[str, str], list] = field(default_factory=dict)
+    #: ranges a resumed build read back from its work folder instead of mining them
+    reused_ranges: int = 0
 
     @property
     def redirect_pages(self) -> int:
@@ -147,16 +153,20 @@ def expand_dumps(patterns: str | os.PathLike | Sequence[str | os.PathLike]) -> l
 
 
 def plan_tasks(
-    paths: Sequence[Path], workers: int, streams_per_task: int = STREAMS_PER_TASK
+    paths: Sequence[Path],
+    workers: int,
+    streams_per_task: int = STREAMS_PER_TASK,
+    split: bool = False,
 ) -> list[tuple[str, int | None, int | None]]:
     """(path, start, end) byte ranges of whole bz2 streams, one per worker task; (path,
     None, None) reads a whole file. Only multistream bz2 files are split, and only with
-    more than one worker."""
+    more than one worker or when `split` (a resumable build: a range is what a rerun
+    redoes at most)."""
     from namesake.wes.dump import stream_offsets
 
     tasks: list[tuple[str, int | None, int | None]] = []
     for path in paths:
-        offsets = stream_offsets(path) if workers > 1 else [0]
+        offsets = stream_offsets(path) if workers > 1 or split else [0]
         if len(offsets) <= 1:
             tasks.append((str(path), None, None))
             continue
@@ -195,31 +205,112 @@ def mine_dumps(
     paths: Sequence[str | os.PathLike],
     workers: int = 1,
     problems: InputProblems | None = None,
-    streams_per_task: int = STREAMS_PER_TASK,
+    streams_per_task: int | None = None,
+    work_dir: str | os.PathLike | None = None,
 ) -> Mined:
     """Mines every page of the dump files, over `workers` processes where a file is a
-    multistream dump. Bad input is tallied in `problems` (raised at once when strict)."""
+    multistream dump. Bad input is tallied in `problems` (raised at once when strict).
+
+    With `work_dir`, each mined range is kept there (`MinedRanges`) and a rerun mines only
+    the ranges it lacks; `Mined.reused_ranges` says how many it found."""
     problems = problems or InputProblems()
     paths = [Path(p) for p in paths]
-    tasks = plan_tasks(paths, workers, streams_per_task)
-    progress = tqdm(total=len(tasks), desc="Mining links", unit="range", disable=len(tasks) < 2)
-    parts = []
+    streams_per_task = streams_per_task or STREAMS_PER_TASK
+    tasks = plan_tasks(paths, workers, streams_per_task, split=work_dir is not None)
+    store = None
+    if work_dir is not None:
+        store = MinedRanges(work_dir, paths, tasks, streams_per_task, problems.strict)
+    parts: list[Mined | None] = [store.load(i) if store else None for i in range(len(tasks))]
+    todo = [i for i, part in enumerate(parts) if part is None]
+    progress = tqdm(
+        total=len(tasks),
+        initial=len(tasks) - len(todo),
+        desc="Mining links",
+        unit="range",
+        disable=len(tasks) < 2,
+    )
+
+    def done(index: int, part: Mined) -> None:
+        if store:
+            store.save(index, part)
+        parts[index] = part
+        progress.update()
+
     with progress:
-        if workers <= 1 or len(tasks) == 1:
+        if workers <= 1 or len(todo) <= 1:
             _init_worker(problems.strict, max(1, workers))  # one file: parallel bz2
-            for task in tasks:
-                parts.append(_mine_task(task))
-                progress.update()
+            for index in todo:
+                done(index, _mine_task(tasks[index]))
         else:
             context = get_context("fork")
-            with context.Pool(min(workers, len(tasks)), _init_worker, (problems.strict,)) as pool:
-                for part in pool.imap(_mine_task, tasks):
-                    parts.append(part)
-                    progress.update()
+            with context.Pool(min(workers, len(todo)), _init_worker, (problems.strict,)) as pool:
+                ranges = pool.imap(_mine_task, [tasks[i] for i in todo])
+                for index, part in zip(todo, ranges, strict=True):
+                    done(index, part)
     mined = combine(parts)
+    mined.reused_ranges = len(tasks) - len(todo)
     for (path, kind), count in mined.problems.items():
         problems.counts[(path, kind)] += count
         examples = problems.examples.setdefault((path, kind), [])
         room = InputProblems.MAX_EXAMPLES - len(examples)
         examples.extend(mined.examples.get((path, kind), [])[: max(room, 0)])
     return mined
+
+
+#: what a mined range's files hold; a change here makes old work folders be refused
+MINED_RANGE_FORMAT = 1
+WORK_MANIFEST = "mining.json"
+_WORK_KEYS = ("format_version", "inputs", "streams_per_task", "ranges", "strict")
+
+
+def input_identity(path: Path) -> dict:
+    """What says a dump file is the same one: its name, size and the SHA-256 of its first
+    MiB (cheap on a 20 GB file, and a different dump or a truncated copy differs)."""
+    with path.open("rb") as f:
+        head = hashlib.sha256(f.read(1 << 20)).hexdigest()
+    return {"name": path.name, "bytes": path.stat().st_size, "first_mib_sha256": head}
+
+
+class MinedRanges:
+    """A resumable build's mined ranges in its work folder, one folder per range
+    (``range-000042/``: pages.arrow, links.arrow, problems.json), each written atomically.
+    The folder's manifest names the dumps and the range plan; another dump or plan is
+    refused by name (`namesake.work_folder`)."""
+
+    def __init__(self, folder, paths, tasks, streams_per_task: int, strict: bool):
+        self.folder = Path(folder)
+        record = {
+            "format_version": MINED_RANGE_FORMAT,
+            "inputs": [input_identity(path) for path in paths],
+            "streams_per_task": streams_per_task,
+            "ranges": [[Path(path).name, start, end] for path, start, end in tasks],
+            "strict": strict,
+        }
+        prepare_work_folder(
+            self.folder, WORK_MANIFEST, record, _WORK_KEYS, "mined links", "--work-dir"
+        )
+
+    def _path(self, index: int) -> Path:
+        return self.folder / f"range-{index:06d}"
+
+    def load(self, index: int) -> Mined | None:
+        path = self._path(index)
+        if not path.is_dir():
+            return None
+        record = read_json(path / "problems.json")
+        return Mined(
+            pages=feather.read_table(str(path / "pages.arrow")),
+            links=feather.read_table(str(path / "links.arrow")),
+            problems={tuple(key): count for key, count in record["problems"]},
+            examples={tuple(key): lines for key, lines in record["examples"]},
+        )
+
+    def save(self, index: int, part: Mined) -> None:
+        with atomic_directory(self._path(index)) as staging:
+            feather.write_feather(part.pages, str(staging / "pages.arrow"))
+            feather.write_feather(part.links, str(staging / "links.arrow"))
+            record = {
+                "problems": [[list(key), count] for key, count in part.problems.items()],
+                "examples": [[list(key), lines] for key, lines in part.examples.items()],
+            }
+            (staging / "problems.json").write_text(json.dumps(record), encoding="utf-8")
