@@ -28,6 +28,8 @@ PAPERS_DIR = DATA_DIR / "papers"
 PAPERS = ("amber", "ecqg", "wes")
 #: the AmbER paper's cells are transcribed only where this many extractions agree
 AMBER_AGREEING_EXTRACTIONS = 2
+#: what a report prints where the paper has no figure for ours
+NOT_IN_PAPER = "not in the paper"
 
 
 @dataclass(frozen=True)
@@ -73,6 +75,13 @@ class PaperTable:
     def gap(self, **fields: str) -> str | None:
         """Why the cell has no figure, where it is a listed gap."""
         return self.gaps.get(self.key(**fields))
+
+    def printed(self, **fields: str) -> str:
+        """The figure as the paper prints it, or why there is none: the gap's reason, or
+        NOT_IN_PAPER for a cell outside the table."""
+        key = self.key(**fields)
+        found = self.cells.get(key)
+        return found.printed if found else self.gaps.get(key, NOT_IN_PAPER)
 
     def grid(self) -> list[tuple[str, ...]]:
         return [row + column for row in self.rows for column in self.columns]

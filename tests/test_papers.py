@@ -253,3 +253,11 @@ def test_attention_entropy_of_the_papers_models_beside_ours():
     `make ecqg-demo` labels after the models it trains."""
     assert [paper_entropy(m) for m in ("DPR", "UnCon-DPR", "Mixed-DPR")] == ["3.97", "3.80", "4.10"]
     assert paper_entropy("MiniLM (start)") == "not in the paper"
+
+
+def test_printed_gives_the_figure_the_gap_or_not_in_the_paper():
+    table = paper("ecqg").table(3)
+    full = {"dataset": "NQ", "subset": "Full test", "measure": "top-1"}
+    assert table.printed(model="TF-IDF", **full) == "14.2"
+    assert table.printed(model="BM25", **full).startswith("No BM25 row is printed")
+    assert table.printed(model="ColBERT", **full) == "not in the paper"

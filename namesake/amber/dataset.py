@@ -213,8 +213,7 @@ def statistics_table(stats: dict[str, dict]) -> str:
             + " | ".join(f"{s['queries'][task]:,}" for task in TASKS)
             + " |"
         )
-        printed = [table4.cells.get((row, name)) for row in PAPER_STATISTICS]
-        cells = [c.printed if c else "not in the paper" for c in printed]
+        cells = [table4.printed(statistic=row, collection=name) for row in PAPER_STATISTICS]
         lines.append(f"| {name}, paper (Table 4, p. {table4.page}) | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from namesake.amber.reference import COLLECTION_NAMES
-from namesake.papers import PaperTable, paper
+from namesake.papers import NOT_IN_PAPER, PaperTable, paper
 
 # Our kinds -> the paper's retrievers. `link` is our BLINK-style bi-encoder linker; `blink`
 # and `bootleg` score the predictions files of those systems themselves.
@@ -47,7 +47,6 @@ MEASURES = {
     "entity_confusion_tail": ("6", "tail"),
 }
 
-NOT_IN_PAPER = "not in the paper"
 UNKNOWN_RETRIEVER = "unknown retriever"
 #: the kind a run ranked within each query's AmbER set is compared as: Tables 5, 6 and 9 rank
 #: all of Wikipedia, and Table 8 (the user study) reports no retriever figure to match

@@ -48,10 +48,10 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from namesake.amber.paper import NOT_IN_PAPER, TASK_NAMES
+from namesake.amber.paper import TASK_NAMES
 from namesake.amber.reference import COLLECTION_NAMES
 from namesake.io import NamesakeError, atomic_file
-from namesake.papers import paper
+from namesake.papers import NOT_IN_PAPER, paper
 from namesake.text import token_f1
 
 SETTINGS = ("oracle", "retrieved")
@@ -594,8 +594,9 @@ def readers_table(runs: list[dict]) -> str:
     ]
     for r in runs:
         row = paper_reader_row(r["collection"], r["task"], r["setting"])
+        fields = dict(zip(table7.row_fields, row, strict=True)) if row else None
         theirs = {
-            part: (table7.cells[row + (part,)].printed if row else NOT_IN_PAPER)
+            part: table7.printed(**fields, measure=part) if fields else NOT_IN_PAPER
             for part in ("all", "head", "tail")
         }
         lines.append(

@@ -358,12 +358,11 @@ PAPER_ENTROPY_MODELS = {"DPR": "DPR (baseline)", "UnCon-DPR": "UnCon-DPR", "Mixe
 def paper_entropy(label: str) -> str:
     """The ECQG paper's attention entropy for the model our row ``label`` trains, or why
     there is none."""
-    found = (
+    return (
         paper("ecqg")
         .table("entropy")
-        .cells.get((PAPER_ENTROPY_MODELS.get(label, ""), "attention entropy"))
+        .printed(model=PAPER_ENTROPY_MODELS.get(label, ""), measure="attention entropy")
     )
-    return found.printed if found else "not in the paper"
 
 
 def _markdown(rows: dict[str, dict]) -> str:

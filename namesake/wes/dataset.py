@@ -16,7 +16,7 @@ import yaml
 import namesake
 from namesake.dataset_folder import WrittenConfig, card_entries, write_config
 from namesake.io import BadInputError
-from namesake.papers import paper
+from namesake.papers import NOT_IN_PAPER, paper
 from namesake.wes.hard_negatives import hardness_table
 from namesake.wes.pairs import PAIR_SCHEMA
 
@@ -97,15 +97,12 @@ def statistics_table(stats: dict[int, dict]) -> str:
         )
     sizes = paper("wes").table("sizes")
     for (corpus,) in sizes.rows:
-        pairs = sizes.cells.get((corpus, "synonym pairs (link corpus)"))
+        pairs = sizes.figure(corpus=corpus, measure="synonym pairs (link corpus)")
         if pairs is None:
             continue
         lost = sizes.gap(corpus=corpus, measure="link threshold n")
         label = f"paper: {corpus}" + (" (its n lost in the extraction)" if lost else "")
-        lines.append(
-            f"| {label} | not in the paper | not in the paper | {pairs.printed} "
-            "| not in the paper |"
-        )
+        lines.append(f"| {label} | {NOT_IN_PAPER} | {NOT_IN_PAPER} | {pairs:,} | {NOT_IN_PAPER} |")
     return "\n".join(lines)
 
 

@@ -32,7 +32,7 @@ from pathlib import Path
 import regex
 
 from namesake.io import BadInputError, NamesakeError, atomic_file
-from namesake.papers import paper
+from namesake.papers import NOT_IN_PAPER, paper
 
 DEFAULT_KS = (1, 5, 20, 100)
 
@@ -372,7 +372,6 @@ PAPER_SUBSETS = {
     "no_question_overlap": "No ques. ovlp.",
 }
 PAPER_CUTOFFS = (1, 5)
-NOT_IN_PAPER = "not in the paper"
 
 
 def paper_system(run: dict) -> str | None:
@@ -403,8 +402,8 @@ def runs_table(result: dict) -> str:
         cells = []
         for k, theirs in columns:
             if theirs:
-                value = table3.cells.get((system, "NQ", column, f"top-{k}")) if column else None
-                cells.append(value.printed if value else NOT_IN_PAPER)
+                fields = {"model": system or "", "dataset": "NQ", "measure": f"top-{k}"}
+                cells.append(table3.printed(**fields, subset=column) if column else NOT_IN_PAPER)
             elif metrics is None:
                 cells.append(f"not trained: {reason}" if not cells else "—")
             else:
