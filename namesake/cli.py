@@ -144,6 +144,11 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     build.add_argument(
         "--reference", help="folder with <collection>/ templates and type lists (default: bundled)"
     )
+    build.add_argument(
+        "--work-dir",
+        help="keep stage 1's pass over the Wikidata dump here, chunk by chunk, so that a rerun "
+        "after a crash or a kill goes on after the last chunk (another dump is refused by name)",
+    )
     build.set_defaults(run=_amber_build)
 
     imported = commands.add_parser(
@@ -1591,6 +1596,7 @@ def _amber_build(args) -> None:
         jsonl_dir=args.jsonl_dir,
         strict=args.strict,
         reference_dir=args.reference,
+        work_dir=args.work_dir,
     )
     print("\n".join(report.lines()))
     print(statistics_table(report.statistics))

@@ -398,22 +398,29 @@ def _gzip_member_to_end(f: BinaryIO, offset: int) -> bool | None:
 
 
 def iter_line_blocks(
-    path: str | os.PathLike, threads: int = 1, block_bytes: int = CHUNK_BYTES
-) -> Iterator[tuple[int, bytes]]:
+    path: str | os.PathLike,
+    threads: int = 1,
+    block_bytes: int | None = None,
+    reading=None,
+) -> Iterator[tuple]:
     """Yields (number of the block's first line, block of whole lines) through the file.
 
     The file is read and decompressed in a background thread, one block ahead, so that
     decompression (which releases the GIL) overlaps the caller's work on the previous
     block. A corrupt compressed stream raises BadInputError naming the file and the last
     line read; a file that does not end with a newline still yields its last line.
+
+    With `reading` (a `namesake.dump_restart.DumpReading`), the pass starts where it says
+    and each item carries a third element: a restart point after the block, or None.
     """
-    return _read_ahead(_line_blocks(path, threads, block_bytes))
+    return _read_ahead(_line_blocks(path, threads, block_bytes or CHUNK_BYTES, reading))
 
 
-def _line_blocks(path, threads: int, block_bytes: int) -> Iterator[tuple[int, bytes]]:
-    line_no = 1
+def _line_blocks(path, threads: int, block_bytes: int, reading) -> Iterator[tuple]:
+    line_no = 1 if reading is None else reading.first_line
+    offset = 0 if reading is None else reading.offset
     compression = detect_compression(path)
-    with open_dump(path, threads) as stream:
+    with open_dump(path, threads) if reading is None else reading.open() as stream:
         rest = b""
         while True:
             try:
@@ -428,10 +435,14 @@ def _line_blocks(path, threads: int, block_bytes: int) -> Iterator[tuple[int, by
                 rest += data
                 continue
             block, rest = rest + data[:cut], data[cut:]
-            yield line_no, block
-            line_no += block.count(b"\n")
+            next_line, offset = line_no + block.count(b"\n"), offset + len(block)
+            if reading is None:
+                yield line_no, block
+            else:  # the restart point is taken here, in the reading thread
+                yield line_no, block, reading.checkpoint(offset, next_line)
+            line_no = next_line
         if rest:
-            yield line_no, rest
+            yield (line_no, rest) if reading is None else (line_no, rest, None)
 
 
 def _read_ahead(items: Iterator, depth: int = 2) -> Iterator:
@@ -484,34 +495,48 @@ def map_blocks(
     initializer: Callable | None = None,
     initargs: tuple = (),
     desc: str = "",
-) -> Iterator[object]:
+    reading=None,
+) -> Iterator:
     """Applies `worker` to every line block of `path`, in order, with `workers` cores.
 
     Decompression runs in background threads (`iter_line_blocks`, over `workers` threads
     where the format allows); `worker` runs in this process or, where parsing is the
     larger cost, in a fork pool (`_pool_size`). At most two blocks per pool process are
     in flight, so memory stays bounded however big the dump.
+
+    With `reading` (see `iter_line_blocks`), yields (result, restart point or None).
     """
-    blocks = iter_line_blocks(path, threads=workers)
+    blocks = iter_line_blocks(path, threads=workers, reading=reading)
     processes = _pool_size(path, workers)
-    progress = tqdm(desc=desc or f"Reading {Path(path).name}", unit="B", unit_scale=True)
+    progress = tqdm(
+        desc=desc or f"Reading {Path(path).name}",
+        unit="B",
+        unit_scale=True,
+        initial=0 if reading is None else reading.offset,
+    )
+
+    def result(value, extra: tuple):  # extra: block[2:], the restart point if reading
+        return value if reading is None else (value, extra[0])
+
     with progress:
         if processes == 0:
             if initializer:
                 initializer(*initargs)
             for block in blocks:
                 progress.update(len(block[1]))
-                yield worker(block)
+                yield result(worker(block[:2]), block[2:])
             return
         with get_context("fork").Pool(processes, initializer, initargs) as pool:
-            pending: deque = deque()
+            pending: deque = deque()  # the block's text is not kept: the pool has it
             for block in blocks:
-                pending.append(pool.apply_async(worker, (block,)))
+                pending.append((pool.apply_async(worker, (block[:2],)), block[2:]))
                 progress.update(len(block[1]))
                 if len(pending) >= 2 * processes:
-                    yield pending.popleft().get()
+                    value, extra = pending.popleft()
+                    yield result(value.get(), extra)
             while pending:
-                yield pending.popleft().get()
+                value, extra = pending.popleft()
+                yield result(value.get(), extra)
 
 
 # bz2 decompresses 5-8x slower than stage 1 parses (45-60 against 250-450 MB/s per core),

@@ -1,10 +1,12 @@
 """Folders of finished work that a rerun picks up: `namesake encode`'s chunks, `wes build`'s
-mined dump ranges. Each holds a manifest of the settings and inputs its work depends on; a
-rerun with other ones is refused by name rather than mixing two runs, and what a killed run
-left half-written (``.NAME.partial-*``, see `namesake.io.atomic_directory`) is removed."""
+mined dump ranges, `amber build`'s stage-1 chunks. Each holds a manifest of the settings
+and inputs its work depends on; a rerun with other ones is refused by name rather than
+mixing two runs, and what a killed run left half-written (``.NAME.partial-*``, see
+`namesake.io.atomic_directory`) is removed."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import shutil
@@ -12,6 +14,14 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from namesake.io import BadInputError, atomic_file
+
+
+def input_identity(path: Path) -> dict:
+    """What says a dump file is the same one: its name, size and the SHA-256 of its first
+    MiB (cheap on a 20 GB file, and a different dump or a truncated copy differs)."""
+    with path.open("rb") as f:
+        head = hashlib.sha256(f.read(1 << 20)).hexdigest()
+    return {"name": path.name, "bytes": path.stat().st_size, "first_mib_sha256": head}
 
 
 def read_json(path: Path) -> dict:

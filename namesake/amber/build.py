@@ -37,8 +37,12 @@ def build_amber(
     jsonl_dir: str | os.PathLike | None = None,
     strict: bool = False,
     reference_dir: str | os.PathLike | None = None,
+    work_dir: str | os.PathLike | None = None,
 ) -> BuildReport:
-    """Builds AmbER from the three dumps; outputs appear atomically, or not at all."""
+    """Builds AmbER from the three dumps; outputs appear atomically, or not at all.
+
+    `work_dir`: where stage 1's pass over the Wikidata dump is kept chunk by chunk
+    (`namesake.amber.entity_chunks`), so that a rerun goes on after the last chunk."""
     report = BuildReport()
     problems = InputProblems(strict)
     loaded = [load_collection(name, reference_dir) for name in collections]
@@ -49,7 +53,9 @@ def build_amber(
     lap("pageviews")
 
     wanted_pids = frozenset().union(*(c.pids for c in loaded)) | {PRACTICED_BY, USED_BY}
-    entities = extract_entities(wikidata, views, wanted_pids, problems, workers)
+    entities = extract_entities(wikidata, views, wanted_pids, problems, workers, work_dir)
+    if work_dir is not None:
+        report.resumed.append(f"stage-1 chunks reused from {work_dir}: {entities.reused_chunks:,}")
     report.counts["entities with views (stage 1)"] = len(entities)
     lap("stage 1 (entities)")
 

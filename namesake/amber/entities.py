@@ -11,12 +11,15 @@ from __future__ import annotations
 import math
 import os
 from dataclasses import dataclass
+from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from namesake import dump_restart
 from namesake.amber import wikidata
+from namesake.amber.entity_chunks import EntityChunks
 from namesake.io import BadInputError, InputProblems, map_blocks
 
 
@@ -32,6 +35,8 @@ class Entities:
     table: pa.Table
     relations: pa.Table
     property_labels: dict[int, str]
+    #: stage-1 chunks a resumed build read back from its work folder
+    reused_chunks: int = 0
 
     def __post_init__(self):
         self.qids = self.table["qid"].to_numpy()
@@ -54,23 +59,23 @@ def extract_entities(
     wanted_pids: frozenset[str],
     problems: InputProblems,
     workers: int = 1,
+    work_dir: str | os.PathLike | None = None,
 ) -> Entities:
-    """Runs stage 1 over the dump; relations are kept only for ``wanted_pids``."""
-    entity_batches, relation_batches = [], []
+    """Runs stage 1 over the dump; relations are kept only for ``wanted_pids``.
+
+    With `work_dir`, the pass is kept there chunk by chunk (`EntityChunks`) and a rerun
+    goes on after the last chunk kept; `Entities.reused_chunks` says how many it found."""
+    chunks, restart_every = None, dump_restart.RESTART_EVERY_BYTES
+    if work_dir is not None:
+        chunks = EntityChunks(work_dir, Path(wikidata_path), wanted_pids, restart_every)
+    entity_tables, relation_tables = [], []
     property_labels: dict[int, str] = {}
     first_edges = last_edges = None
     last_line = 0
-    for block in map_blocks(
-        wikidata_path,
-        wikidata.parse_block,
-        workers=workers,
-        initializer=wikidata.init_worker,
-        initargs=(frozenset(wanted_pids),),
-        desc="Stage 1: Wikidata entities",
-    ):
+    for block in _parsed_blocks(wikidata_path, wanted_pids, workers, chunks, restart_every):
         problems.merge(wikidata_path, block.problems)
-        entity_batches.append(block.entities)
-        relation_batches.append(block.relations)
+        entity_tables.append(block.entities)
+        relation_tables.append(block.relations)
         property_labels.update(block.property_labels)
         if block.edges is not None:
             first_edges = first_edges or block.edges
@@ -83,7 +88,7 @@ def extract_entities(
     if not last_edges[1]:
         problems.report(wikidata_path, last_line, "missing final ']'", "the dump looks truncated")
 
-    items = pa.Table.from_batches(entity_batches, wikidata.ENTITY_SCHEMA)
+    items = pa.concat_tables([wikidata.ENTITY_SCHEMA.empty_table(), *entity_tables])
     views_row = pc.index_in(items["title"], value_set=pageviews["title"])
     viewed = pc.is_valid(views_row)
     items = items.filter(viewed)
@@ -93,6 +98,40 @@ def extract_entities(
     items = items.append_column("popularity", popularity).drop_columns(["title"])
     items = items.sort_by("qid")
 
-    relations = pa.Table.from_batches(relation_batches, wikidata.RELATION_SCHEMA)
+    relations = pa.concat_tables([wikidata.RELATION_SCHEMA.empty_table(), *relation_tables])
     relations = relations.filter(pc.is_in(relations["qid"], value_set=items["qid"]))
-    return Entities(items.combine_chunks(), relations.combine_chunks(), property_labels)
+    if chunks is not None and chunks.properties != wanted_pids:  # chunks that kept more
+        wanted = pa.array(sorted(wikidata.entity_number(pid) for pid in wanted_pids), pa.int32())
+        relations = relations.filter(pc.is_in(relations["pid"], value_set=wanted))
+    entities = Entities(items.combine_chunks(), relations.combine_chunks(), property_labels)
+    entities.reused_chunks = chunks.reused if chunks else 0
+    return entities
+
+
+def _parsed_blocks(path, wanted_pids, workers, chunks: EntityChunks | None, restart_every):
+    """The dump's parsed blocks in order: with `chunks`, those kept in the work folder,
+    then those of a pass from where they end, kept chunk by chunk as it goes."""
+    options = {
+        "worker": wikidata.parse_block,
+        "workers": workers,
+        "initializer": wikidata.init_worker,
+        "desc": "Stage 1: Wikidata entities",
+    }
+    if chunks is None:
+        yield from map_blocks(path, initargs=(frozenset(wanted_pids),), **options)
+        return
+    yield from chunks.saved()
+    if chunks.restart is None:
+        return
+    reading = dump_restart.DumpReading(path, workers, chunks.restart, restart_every)
+    pending: list[wikidata.ParsedBlock] = []
+    for block, restart in map_blocks(
+        path, initargs=(chunks.properties,), reading=reading, **options
+    ):
+        pending.append(block)
+        yield block
+        if restart is not None:
+            chunks.save(pending, restart)
+            pending = []
+    if pending:
+        chunks.save(pending, None)

@@ -49,8 +49,8 @@ RELATION_SCHEMA = pa.schema(
 class ParsedBlock:
     """What one block of dump lines contributes."""
 
-    entities: pa.RecordBatch
-    relations: pa.RecordBatch
+    entities: pa.Table
+    relations: pa.Table
     property_labels: dict[int, str]
     problems: list[tuple[int, str, str]]
     first_line: int
@@ -102,13 +102,30 @@ def parse_block(block: tuple[int, bytes]) -> ParsedBlock:
         except ValueError as exc:  # an entity id that is not a letter and a number
             problems.append((line_no, "missing or malformed field", str(exc)))
     return ParsedBlock(
-        entities=pa.RecordBatch.from_pydict(entities, schema=ENTITY_SCHEMA),
-        relations=pa.RecordBatch.from_pydict(relations, schema=RELATION_SCHEMA),
+        entities=pa.Table.from_pydict(entities, schema=ENTITY_SCHEMA),
+        relations=pa.Table.from_pydict(relations, schema=RELATION_SCHEMA),
         property_labels=property_labels,
         problems=problems,
         first_line=first_line,
         lines=len(lines),
         edges=_edges(lines),
+    )
+
+
+def combine_blocks(blocks: list[ParsedBlock]) -> ParsedBlock:
+    """One ParsedBlock for consecutive blocks (tables concatenated without copying)."""
+    edges = [block.edges for block in blocks if block.edges is not None]
+    labels: dict[int, str] = {}
+    for block in blocks:
+        labels.update(block.property_labels)
+    return ParsedBlock(
+        entities=pa.concat_tables([ENTITY_SCHEMA.empty_table(), *(b.entities for b in blocks)]),
+        relations=pa.concat_tables([RELATION_SCHEMA.empty_table(), *(b.relations for b in blocks)]),
+        property_labels=labels,
+        problems=[problem for block in blocks for problem in block.problems],
+        first_line=blocks[0].first_line,
+        lines=sum(block.lines for block in blocks),
+        edges=(edges[0][0], edges[-1][1]) if edges else None,
     )
 
 

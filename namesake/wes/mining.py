@@ -16,7 +16,6 @@ processes, like `namesake.io.map_blocks`; other files are read by one process.
 from __future__ import annotations
 
 import glob
-import hashlib
 import json
 import os
 from collections.abc import Iterable, Iterator, Sequence
@@ -30,7 +29,7 @@ from tqdm.auto import tqdm
 
 from namesake.io import BadInputError, InputProblems, atomic_directory
 from namesake.wes.links import extract_links, normalize_title
-from namesake.work_folder import prepare_work_folder, read_json
+from namesake.work_folder import input_identity, prepare_work_folder, read_json
 
 # The paper's filters on link targets: sections ('#'), other namespaces (':') and
 # parenthetical, disambiguated titles ('(').
@@ -261,14 +260,6 @@ def mine_dumps(
 MINED_RANGE_FORMAT = 1
 WORK_MANIFEST = "mining.json"
 _WORK_KEYS = ("format_version", "inputs", "streams_per_task", "ranges", "strict")
-
-
-def input_identity(path: Path) -> dict:
-    """What says a dump file is the same one: its name, size and the SHA-256 of its first
-    MiB (cheap on a 20 GB file, and a different dump or a truncated copy differs)."""
-    with path.open("rb") as f:
-        head = hashlib.sha256(f.read(1 << 20)).hexdigest()
-    return {"name": path.name, "bytes": path.stat().st_size, "first_mib_sha256": head}
 
 
 class MinedRanges:
