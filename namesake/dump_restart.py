@@ -170,15 +170,14 @@ class _Bz2Blocks:
             return self._restart_at(offset, dump)
 
     def _restart_at(self, offset: int, dump: BinaryIO) -> dict:
-        found = self._reader.available_block_offsets()
-        blocks = sorted(
-            (self._view.dump_bit(bit), self._view.dump_offset(text)) if self._view else (bit, text)
-            for bit, text in found.items()
-            if self._view is None or self._view.holds(bit)
-        )
-        for bit, text in blocks:
-            if bit <= self._folded_to:
-                continue
+        found = self._reader.available_block_offsets().items()  # every block so far
+        if self._view is not None:
+            found = [
+                (self._view.dump_bit(bit), self._view.dump_offset(text))
+                for bit, text in found
+                if self._view.holds(bit)
+            ]
+        for bit, text in sorted(item for item in found if item[0] > self._folded_to):
             if text > offset:
                 break
             if bit >= self._size:  # rapidgzip's entry for the end of the file
