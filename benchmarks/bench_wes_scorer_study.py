@@ -39,17 +39,17 @@ from pathlib import Path
 
 import numpy as np
 
+from namesake.metrics import metric_module
 from namesake.wes.answer_scorer import (
     fit_combiner,
     fit_hybrid,
     hybrid_features,
-    metric_module,
     save_hybrid_scorer,
     training_rows,
     withhold_question,
 )
-from namesake.wes.judge import accuracy_at, best_threshold, roc_auc
 from namesake.wes.judgments import read_judged, wes_judged_answers
+from namesake.wes.thresholds import accuracy_at, best_threshold, roc_auc
 
 ROOT = Path(__file__).resolve().parent.parent
 FIT_CONFIGS = ("2016thresh1pairs", "2016thresh1hardpairs")
@@ -150,7 +150,7 @@ def cross_validated_auc(records, features, wes_weight, fit_mask) -> dict[str, fl
         train = [r for r, f, m in zip(records, fold, fit_mask, strict=True) if m and f != k]
         rows = np.flatnonzero(fit_mask & (fold != k))
         combiner = fit_combiner(*training_rows(train, features[rows], wes_weight)[:3])
-        predict = metric_module().LogisticCombiner(combiner).predict_proba
+        predict = metric_module("wes_similarity").LogisticCombiner(combiner).predict_proba
         held = fit_mask & (fold == k)
         with_q[held] = predict(features[held])
         without_q[held] = predict(withhold_question(features[held]))
@@ -225,7 +225,7 @@ def main() -> None:
     evaluation = groups(records) | name_groups(records, fitted_articles)
     qa = ~np.char.startswith(dataset.astype(str), "wes-")
     encoders = dict(e.split("=", 1) for e in args.encoder)
-    module = metric_module()
+    module = metric_module("wes_similarity")
 
     lexical = np.array(
         [module.lexical_evidence(r.candidate, list(r.references))["lexical_sum"] for r in records]
@@ -269,7 +269,7 @@ def main() -> None:
         name = f"hybrid on {label}"
         scores[name] = (predict(features), predict(withhold_question(features)))
         saved_thresholds[name] = threshold
-        cosine = features[:, metric_module().HYBRID_FEATURES.index("whole_cosine")]
+        cosine = features[:, metric_module("wes_similarity").HYBRID_FEATURES.index("whole_cosine")]
         scores[f"{label} whole-answer cosine"] = (cosine, cosine)
 
     # v1 on the features it was fitted with: MiniLM, extraction version 1

@@ -1412,10 +1412,10 @@ def _wes_judge(args) -> None:
 
 def _wes_fit_scorer(args) -> None:
     from namesake.io import atomic_file
+    from namesake.metrics import metric_module
     from namesake.wes.answer_scorer import (
         fit_hybrid_scorer,
         load_answer_scorer,
-        metric_module,
         scorer_card,
     )
     from namesake.wes.classic_metrics import classic_scorers
@@ -1442,7 +1442,7 @@ def _wes_fit_scorer(args) -> None:
             else "none"
         ),
     }
-    default = metric_module().DEFAULT_SCORER
+    default = metric_module("wes_similarity").DEFAULT_SCORER
     wes_weight = default["wes_weight"] if args.wes_weight is None else args.wes_weight
     if wes_weight < 0:
         raise NamesakeError(f"--wes-weight must be 0 or more, got {wes_weight}")

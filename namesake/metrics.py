@@ -12,6 +12,8 @@ after ``pip install`` as well as in a checkout::
 
 from __future__ import annotations
 
+import functools
+import importlib.util
 import os
 from pathlib import Path
 
@@ -41,3 +43,14 @@ def load_metric(name: str, path: str | os.PathLike | None = None):
         if not (location / f"{name}.py").is_file():
             raise NamesakeError(f"{location}: no {name}.py (pass --metric PATH)")
     return evaluate.load(str(location))
+
+
+@functools.cache
+def metric_module(name: str):
+    """The bundled evaluate module ``name``'s script, imported as a plain Python module: its
+    constants and functions (the WES scorers, their features) without evaluate's loader."""
+    path = metric_path(name) / f"{name}.py"
+    spec = importlib.util.spec_from_file_location(f"namesake_{name}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module

@@ -23,14 +23,9 @@ from namesake.wes.classic_metrics import (
     available_metrics,
     make_scorer,
 )
-from namesake.wes.judge import (
-    accuracy_at,
-    best_threshold,
-    evaluate_scorers,
-    markdown_tables,
-    roc_auc,
-)
+from namesake.wes.judge import evaluate_scorers, markdown_tables
 from namesake.wes.judgments import JudgedAnswer, answer_kind, evouna_paths, read_judged
+from namesake.wes.thresholds import accuracy_at, best_threshold, roc_auc
 
 ROOT = Path(__file__).resolve().parent.parent
 

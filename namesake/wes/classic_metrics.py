@@ -319,9 +319,9 @@ def wes_similarity_scorer(model: str | None = None, metric_path: str | None = No
 
     score.model = model or "default"
     if model is None:  # the default's saved threshold, for "accuracy @ saved threshold"
-        from namesake.wes.answer_scorer import metric_module
+        from namesake.metrics import metric_module
 
-        score.threshold = metric_module().DEFAULT_SCORER["threshold"]
+        score.threshold = metric_module("wes_similarity").DEFAULT_SCORER["threshold"]
     return score
 
 
