@@ -49,6 +49,7 @@ chromium:
 
 test:
 	@[ -x "$(CHROMIUM)" ] || { echo "make test: $(CHROMIUM_MISSING)"; exit 1; }
+	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q
 
 demo:

@@ -106,8 +106,9 @@ def run(args, corpus: Path, processes: int) -> dict:
 def tokenize_rate(args, corpus: Path) -> dict:
     """Passages/s that one process tokenises (what one DataLoader worker supplies)."""
     os.environ.setdefault("HF_HUB_OFFLINE", "1")
-    from namesake.retrieval.dense import DEFAULT_MODEL, load_encoder, passage_input
+    from namesake.retrieval.dense import DEFAULT_MODEL, passage_input
     from namesake.retrieval.encode import corpus_passages
+    from namesake.retrieval.encoders import load_encoder
 
     encoder = load_encoder(DEFAULT_MODEL, "cpu")
     texts = [

@@ -234,7 +234,8 @@ def measure_encode(args) -> list[dict]:
     import torch
 
     from namesake.retrieval import DenseRetriever, Document
-    from namesake.retrieval.dense import DEFAULT_MODEL, load_encoder
+    from namesake.retrieval.dense import DEFAULT_MODEL
+    from namesake.retrieval.encoders import load_encoder
 
     generator = TextGenerator(args.seed + 3)
     n = args.passages

@@ -30,8 +30,8 @@ sys.path.insert(0, str(HERE.parent))  # namesake, when not installed
 
 # Imported before any clock starts.
 from namesake.io import open_dump  # noqa: E402
-from namesake.wes.dump import iter_pages, iter_pages_between, stream_ranges  # noqa: E402
-from namesake.wes.links import extract_links  # noqa: E402
+from namesake.wikipedia.dump import iter_pages, iter_pages_between, stream_ranges  # noqa: E402
+from namesake.wikipedia.links import extract_links  # noqa: E402
 
 SAMPLE = HERE.parent / "tests" / "data" / "enwiki-sample-pages-articles.xml.bz2"
 PAGES_PER_STREAM = 100

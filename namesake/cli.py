@@ -736,7 +736,7 @@ def _ecqg_evaluate_dpr_runs(args) -> None:
         runs_table,
     )
     from namesake.io import atomic_file
-    from namesake.retrieval.dpr import DEFAULT_CONTEXT_ENCODER, DEFAULT_QUESTION_ENCODER
+    from namesake.retrieval.encoders import DEFAULT_CONTEXT_ENCODER, DEFAULT_QUESTION_ENCODER
 
     runs = []
     if args.model_dir or args.model:

@@ -28,8 +28,8 @@ from transformers import (
 from namesake.cli import build_parser, main
 from namesake.io import BadInputError
 from namesake.retrieval import DenseRetriever, read_kilt_documents, split_passages
-from namesake.retrieval import dpr as dpr_module
 from namesake.retrieval.dpr import DPRRetriever
+from namesake.retrieval.encoders import DEFAULT_CONTEXT_ENCODER, DEFAULT_QUESTION_ENCODER
 
 QUERIES = ["Who wrote the screenplay?", "Which country is Paris in?", "a band from Sweden"]
 MAX_LENGTH = 128  # the tiny models' positions
@@ -376,13 +376,13 @@ def test_the_command_line_reports_a_bad_encoder_in_one_line(encoders, tmp_path):
 
 def test_defaults_are_facebooks_multiset_encoders_and_the_command_help_says_so():
     build = inspect.signature(DPRRetriever.build).parameters
-    assert build["question_encoder"].default == dpr_module.DEFAULT_QUESTION_ENCODER
-    assert build["context_encoder"].default == dpr_module.DEFAULT_CONTEXT_ENCODER
-    assert dpr_module.DEFAULT_QUESTION_ENCODER == "facebook/dpr-question_encoder-multiset-base"
-    assert dpr_module.DEFAULT_CONTEXT_ENCODER == "facebook/dpr-ctx_encoder-multiset-base"
+    assert build["question_encoder"].default == DEFAULT_QUESTION_ENCODER
+    assert build["context_encoder"].default == DEFAULT_CONTEXT_ENCODER
+    assert DEFAULT_QUESTION_ENCODER == "facebook/dpr-question_encoder-multiset-base"
+    assert DEFAULT_CONTEXT_ENCODER == "facebook/dpr-ctx_encoder-multiset-base"
     commands = build_parser()._subparsers._group_actions[0].choices
     helps = {action.dest: action.help for action in commands["retrieve"]._actions if action.help}
-    assert dpr_module.DEFAULT_QUESTION_ENCODER in helps["dpr_question_encoder"]
-    assert dpr_module.DEFAULT_CONTEXT_ENCODER in helps["dpr_context_encoder"]
+    assert DEFAULT_QUESTION_ENCODER in helps["dpr_question_encoder"]
+    assert DEFAULT_CONTEXT_ENCODER in helps["dpr_context_encoder"]
     similarity = [a for a in commands["encode"]._actions if a.dest == "similarity"][0]
     assert similarity.choices == ["dot", "cos"]

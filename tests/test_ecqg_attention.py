@@ -21,12 +21,12 @@ from namesake.ecqg.attention import (
 )
 from namesake.ecqg.entities import Entity, find_entities, load_ner
 from namesake.ecqg.passages import (
-    clean_wikitext,
     passages_from_kilt,
     passages_from_wikipedia,
     read_passages,
     write_passages,
 )
+from namesake.wikipedia.wikitext import clean_wikitext
 
 DATA = Path(__file__).parent / "data"
 WIKI_SAMPLE = DATA / "enwiki-sample-pages-articles.xml.bz2"

@@ -20,12 +20,12 @@ from namesake.linking.inputs import (
     mention_markers,
     read_linker_settings,
 )
+from namesake.linking.linker import EntityLinkRetriever
 from namesake.linking.query_mentions import find_mentions
 from namesake.linking.same_name import SameNameIndex, name_key
 from namesake.linking.wiki_mentions import read_link_data, split_by_source
 from namesake.retrieval.bm25 import BM25Retriever
 from namesake.retrieval.corpus import Document
-from namesake.retrieval.linker import EntityLinkRetriever
 
 EXCERPT = Path(__file__).parent / "data" / "enwiki-sample-pages-articles.xml.bz2"
 

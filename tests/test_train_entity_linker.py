@@ -12,8 +12,8 @@ from conftest import load_script
 from test_entity_linker import write_dump
 from tiny_models import accelerate_launch, assert_linear_schedule, save_tiny_bert, without_dropout
 
+from namesake.linking.linker import EntityLinkRetriever
 from namesake.retrieval.corpus import Document
-from namesake.retrieval.linker import EntityLinkRetriever
 from namesake.training import OPTIMISATION_SETTINGS
 
 ROOT = Path(__file__).parent.parent

@@ -212,7 +212,9 @@ def test_card_keeps_hub_ids(script):
     header = script.card_data(args, "org/model")
     assert header["base_model"] == "org/model" and header["datasets"] == ["org/wes"]
     default = script.card_data(script.parse_args(["--dataset", "x", "--output_dir", "y"]), "")
-    assert default["base_model"] == script.training.BUNDLED_HUB_ID
+    from namesake.bundled_models import MINILM_HUB_ID
+
+    assert default["base_model"] == MINILM_HUB_ID
 
 
 def test_resume_from_a_mid_training_checkpoint_matches(tiny, trained, script, tmp_path):

@@ -18,7 +18,6 @@ from namesake.cli import main
 from namesake.io import BadInputError, NamesakeError
 from namesake.wes.build import build_wes, dump_year
 from namesake.wes.dataset import read_config
-from namesake.wes.dump import Page
 from namesake.wes.mining import mine_dumps, mine_pages, page_links
 from namesake.wes.pairs import (
     DictionaryWords,
@@ -32,6 +31,7 @@ from namesake.wes.pairs import (
     split_articles,
     threshold_corpus,
 )
+from namesake.wikipedia.dump import Page
 
 DATA = Path(__file__).parent / "data"
 SAMPLE = DATA / "enwiki-sample-pages-articles.xml.bz2"

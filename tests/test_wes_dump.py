@@ -7,7 +7,7 @@ import pytest
 from dumps import split_pages, write_multistream
 
 from namesake.io import BadInputError, InputProblems
-from namesake.wes.dump import (
+from namesake.wikipedia.dump import (
     Page,
     iter_pages,
     iter_pages_between,

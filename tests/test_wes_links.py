@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from namesake.wes.links import extract_links, normalize_title
+from namesake.wikipedia.links import extract_links, normalize_title
 
 
 def test_piped_and_unpiped_links_in_order():

@@ -79,6 +79,7 @@ from torch.utils.data import DataLoader
 from transformers import AutoModel, AutoTokenizer
 
 from namesake import training
+from namesake.bundled_models import MINILM_HUB_ID, minilm_path
 from namesake.ecqg.dpr.modeling import gather_with_grad
 from namesake.text import exact_match, token_f1
 from namesake.wes.answer_scorer import write_scorer_config
@@ -227,7 +228,7 @@ def card_data(args, base_model: str, test: dict | None = None, model_id: str = "
         "pipeline_tag": "sentence-similarity",
         "license": args.license,
         "base_model": training.hub_id(args.model_name_or_path)
-        or (training.BUNDLED_HUB_ID if args.model_name_or_path is None else None),
+        or (MINILM_HUB_ID if args.model_name_or_path is None else None),
         "datasets": [dataset] if dataset else None,
         "language": ["en"],
         "metrics": ["accuracy", "f1", "roc_auc"],
@@ -293,8 +294,8 @@ def main(argv=None):
     args = parse_args(argv)
     accelerator = training.make_accelerator(args)
     set_seed(args.seed)
-    model_path = args.model_name_or_path or training.bundled_model_path()
-    base_model = args.model_name_or_path or training.BUNDLED_HUB_ID
+    model_path = args.model_name_or_path or minilm_path()
+    base_model = args.model_name_or_path or MINILM_HUB_ID
     started = time.time()
 
     # --- data: any config with article, link_text, is_same (other columns ignored) ---

@@ -56,6 +56,7 @@ from torch.utils.data import DataLoader
 from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from namesake import training
+from namesake.bundled_models import MINILM_HUB_ID, minilm_path
 from namesake.text import exact_match, token_f1
 from namesake.wes.answer_scorer import write_scorer_config
 from namesake.wes.thresholds import (  # one definition, shared with `namesake wes judge`
@@ -122,7 +123,7 @@ def card_data(args, base_model: str) -> dict:
         "pipeline_tag": "text-classification",
         "license": args.license,
         "base_model": training.hub_id(args.model_name_or_path)
-        or (training.BUNDLED_HUB_ID if args.model_name_or_path is None else None),
+        or (MINILM_HUB_ID if args.model_name_or_path is None else None),
         "datasets": [dataset] if dataset else None,
         "language": ["en"],
         "metrics": ["accuracy", "f1", "roc_auc"],
@@ -153,8 +154,8 @@ def main(argv=None):
     args = parse_args(argv)
     accelerator = training.make_accelerator(args)
     set_seed(args.seed)
-    model_path = args.model_name_or_path or training.bundled_model_path()
-    bi_encoder_path = args.bi_encoder or training.bundled_model_path()
+    model_path = args.model_name_or_path or minilm_path()
+    bi_encoder_path = args.bi_encoder or minilm_path()
     started = time.time()
 
     # --- data: the *pairs config of a WES dataset folder or Hub id ---
@@ -310,12 +311,12 @@ def main(argv=None):
     logger.info(f"\nTest split ({len(test_pairs)} pairs):\n{results_table(test)}\n")
 
     # --- save: checkpoint, metrics.json, model card; temp folder then rename ---
-    base_model = args.model_name_or_path or training.BUNDLED_HUB_ID
+    base_model = args.model_name_or_path or MINILM_HUB_ID
     metrics = {
         "base_model": base_model,
         "dataset": args.dataset,
         "config": args.config,
-        "bi_encoder": args.bi_encoder or training.BUNDLED_HUB_ID,
+        "bi_encoder": args.bi_encoder or MINILM_HUB_ID,
         "num_processes": accelerator.num_processes,
         "num_pairs": {
             "train": len(train_set),

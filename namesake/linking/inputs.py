@@ -18,7 +18,8 @@ import os
 from pathlib import Path
 
 from namesake.io import BadInputError
-from namesake.retrieval.dense import passage_input, title_separator
+from namesake.retrieval.dense import passage_input
+from namesake.retrieval.encoders import title_separator
 
 RESERVED_MARKERS = ("[unused0]", "[unused1]")
 TEXT_MARKERS = ("[START]", "[END]")

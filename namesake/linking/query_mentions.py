@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from namesake.ecqg.entities import DEFAULT_SPACY_MODEL
+from namesake.bundled_models import SPACY_MODEL
 
 #: OntoNotes entity types that are values, not named things with a page
 VALUE_LABELS = frozenset({"DATE", "TIME", "PERCENT", "MONEY", "QUANTITY", "ORDINAL", "CARDINAL"})
@@ -30,7 +30,7 @@ class Mention:
     source: str
 
 
-def load_mention_pipeline(model: str = DEFAULT_SPACY_MODEL):
+def load_mention_pipeline(model: str = SPACY_MODEL):
     """The spaCy pipeline with what NER and noun chunks need (tagger and parser kept)."""
     import spacy
 

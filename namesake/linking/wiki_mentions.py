@@ -1,13 +1,14 @@
 """Entity-linking training data from Wikipedia's own links: each link text in its sentence,
 with the page it links to, read from a pages-articles dump.
 
-Pages come from ``namesake.wes.dump.iter_pages`` and link syntax follows
-``namesake.wes.links`` (innermost ``[[Target|text]]`` links; targets through ``normalize_title``).
-Each link is replaced by a placeholder around its text before the wikitext is cleaned to plain
-text by ``namesake.ecqg.passages.clean_wikitext``, so the link's span is found in the clean
-text: links inside templates, references, comments and file captions disappear with them, as
-they are not in the text a reader sees. Links to other namespaces (a ':' in the target: files,
-categories, interwiki) and to a section of the same page are not mentions; a section link
+Pages come from ``namesake.wikipedia.dump.iter_pages`` and link syntax follows
+``namesake.wikipedia.links`` (innermost ``[[Target|text]]`` links; targets through
+``normalize_title``). Each link is replaced by a placeholder around its text before the
+wikitext is cleaned to plain text by ``namesake.wikipedia.wikitext.clean_wikitext``, so the
+link's span is found in the clean text: links inside templates, references, comments and
+file captions disappear with them, as they are not in the text a reader sees. Links to other
+namespaces (a ':' in the target: files, categories, interwiki) and to a section of the same
+page are not mentions; a section link
 ``[[A#B|c]]`` links page A. Targets are resolved through the dump's redirects.
 
 A mention's context is its sentence, split at '.', '!' or '?' followed by a space and a capital
@@ -29,10 +30,10 @@ from dataclasses import dataclass, field
 
 from tqdm.auto import tqdm
 
-from namesake.ecqg.passages import clean_wikitext
 from namesake.linking.inputs import PAGE_WORDS
-from namesake.wes.dump import iter_pages
-from namesake.wes.links import LINK, normalize_title
+from namesake.wikipedia.dump import iter_pages
+from namesake.wikipedia.links import LINK, normalize_title
+from namesake.wikipedia.wikitext import clean_wikitext
 
 _OPEN, _MIDDLE, _CLOSE = "\x01", "\x02", "\x03"  # cannot occur in XML text
 _PLACEHOLDER = re.compile(r"\x01(\d+)\x02([^\x01\x02\x03]*)\x03")

