@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 from conftest import SAMPLE_KILT
 
-from namesake.cli import _byte_size, main
+from namesake.cli import main
+from namesake.commands.arguments import byte_size
 from namesake.retrieval import BM25Retriever, Document
 from namesake.retrieval.bm25 import _tokenizer
 
@@ -254,7 +255,7 @@ def test_retrieve_with_a_tiny_memory_budget_writes_the_same_predictions(sample_b
     ("text", "size"), [("2G", 2 * 1024**3), ("512M", 512 * 1024**2), ("1.5k", 1536), ("100", 100)]
 )
 def test_memory_budget_sizes(text, size):
-    assert _byte_size(text) == size
+    assert byte_size(text) == size
 
 
 def test_a_bad_memory_budget_names_the_option(capsys):

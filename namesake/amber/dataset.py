@@ -4,6 +4,7 @@ in the published JSON-lines layout, and computing the paper's statistics from it
 from __future__ import annotations
 
 import json
+import os
 import string
 from collections import Counter
 from pathlib import Path
@@ -15,7 +16,7 @@ import yaml
 
 import namesake
 from namesake.amber.instances import TASKS
-from namesake.amber.reference import COLLECTION_NAMES
+from namesake.amber.reference import COLLECTION_NAMES, COLLECTIONS
 from namesake.dataset_folder import WrittenConfig, card_entries, write_config
 from namesake.io import BadInputError
 from namesake.papers import paper
@@ -194,6 +195,18 @@ PAPER_STATISTICS = (
     "avg # properties",
     *(f"# input queries ({task.upper()})" for task in TASKS),
 )
+
+
+def folder_statistics(folder: str | os.PathLike) -> dict[str, dict]:
+    """`statistics` of each collection an AmbER build folder holds (`amber stats`)."""
+    found = {
+        c: statistics(read_config(folder, c), read_config(folder, f"{c}_entities"))
+        for c in COLLECTIONS
+        if os.path.isdir(os.path.join(folder, c))
+    }
+    if not found:
+        raise BadInputError(folder, None, "no human/ or nonhuman/ config: not an AmbER build")
+    return found
 
 
 def statistics_table(stats: dict[str, dict]) -> str:

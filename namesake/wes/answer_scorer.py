@@ -148,6 +148,19 @@ def load_answer_scorer(name: str | None, batch_size: int = 64) -> AnswerScorer:
     return AnswerScorer(name, batch_size)
 
 
+def load_answer_scorers(paths: Sequence[str]) -> dict[str, AnswerScorer]:
+    """Saved scorers by name: "default" is the metric's default scorer, under its own name;
+    a folder or Hub id is "scorer:<path>"."""
+    scorers = {}
+    for path in paths:
+        if path == "default":
+            scorer = load_answer_scorer(None)
+            scorers[scorer.name] = scorer
+        else:
+            scorers[f"scorer:{path}"] = load_answer_scorer(path)
+    return scorers
+
+
 def hybrid_features(
     questions,
     references,
@@ -233,6 +246,57 @@ def fit_hybrid_scorer(
     return config, metric_module("wes_similarity").LogisticCombiner(combiner).predict_proba(
         features
     )
+
+
+def fit_scorer_with_report(
+    out: str | os.PathLike,
+    records: Sequence,
+    judged_source: str,
+    wes_source: str | None = None,
+    encoder: str | None = None,
+    max_length: int = 64,
+    c: float = 1.0,
+    wes_weight: float | None = None,
+) -> tuple[dict, str]:
+    """`namesake wes fit-scorer`: fits a hybrid scorer (`fit_hybrid_scorer`; the default
+    scorer's encoder and WES weight unless given), then measures it against the classic
+    lexical scorers on the same judged answers and writes its card (README.md) and
+    results.json beside it. `judged_source` and `wes_source` say in the card where the
+    answers and WES pairs came from. Returns its scorer.json and the results table."""
+    from namesake.io import atomic_file
+    from namesake.wes.classic_metrics import classic_scorers
+    from namesake.wes.judge import evaluate_scorers, markdown_tables
+
+    default = metric_module("wes_similarity").DEFAULT_SCORER
+    wes_weight = default["wes_weight"] if wes_weight is None else wes_weight
+    if wes_weight < 0:
+        raise NamesakeError(f"--wes-weight must be 0 or more, got {wes_weight}")
+    dev = [r for r in records if r.split == "dev"]
+    trained_on = {
+        "judged answers (dev split)": f"{sum(bool(r.question) for r in dev):,} of {judged_source}",
+        "WES pairs (validation split)": (
+            f"{sum(not r.question for r in dev):,} of {wes_source}" if wes_source else "none"
+        ),
+    }
+    config, scores = fit_hybrid_scorer(
+        out,
+        encoder or default["encoder"],
+        records,
+        max_length,
+        c,
+        trained_on=trained_on,
+        wes_weight=wes_weight,
+    )
+    name = Path(out).name
+    scorers, _ = classic_scorers(["token_f1", "token_recall", "containment", "lexical_sum"])
+    scorers = {name: load_answer_scorer(out), **scorers}
+    result = evaluate_scorers(records, scorers, scores={name: scores})
+    table = markdown_tables(result)
+    with atomic_file(Path(out) / "README.md", "w") as f:
+        f.write(scorer_card(name, config, result, table))
+    with atomic_file(Path(out) / "results.json", "w") as f:
+        json.dump(result, f, indent=2)
+    return config, table
 
 
 def fit_hybrid(

@@ -257,3 +257,29 @@ def markdown_tables(result: Mapping, *, fid_system: str = "fid") -> str:
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
     return "\n".join(out)
+
+
+def judge_scorers(
+    records: Sequence[JudgedAnswer],
+    scorers: Mapping[str, Scorer],
+    left_out: Mapping[str, str] | None = None,
+    announce: Callable[[str], None] = print,
+) -> dict:
+    """`evaluate_scorers` over every scorer that runs: each scores the judged answers on its
+    own, and one that fails is left out (``result["left_out"]`` names it, with its error)
+    rather than sinking the other scorers' results. `announce` hears each scorer's time."""
+    left_out = dict(left_out or {})
+    scores, seconds = {}, {}
+    for name, scorer in scorers.items():
+        try:
+            got, took = score_records(records, {name: scorer})
+        except Exception as exc:  # one failing scorer does not sink the others' results
+            left_out[name] = f"failed: {type(exc).__name__}: {exc}"
+            continue
+        scores |= got
+        seconds |= took
+        announce(f"scored {len(records):,} answers with {name} in {took[name]:.1f} s")
+    scored = {name: scorer for name, scorer in scorers.items() if name in scores}
+    result = evaluate_scorers(records, scored, scores=scores, seconds=seconds)
+    result["left_out"] = left_out
+    return result

@@ -1,0 +1,286 @@
+"""`namesake amber`: build, import, inspect, compare and publish the AmbER benchmark."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+
+from namesake.amber.reference import COLLECTIONS
+from namesake.amber.retrieve import RETRIEVER_KINDS
+from namesake.commands.arguments import (
+    add_candidates,
+    add_dpr_encoders,
+    add_memory_budget,
+    add_similarity,
+    dpr_options,
+    labelled_dense_run,
+    non_negative_int,
+    positive_int,
+)
+
+
+def register(groups) -> None:
+    _add_amber(groups.add_parser("amber", help="build, inspect and publish the AmbER benchmark"))
+
+
+def _add_amber(parser: argparse.ArgumentParser) -> None:
+    commands = parser.add_subparsers(dest="command", required=True)
+
+    build = commands.add_parser(
+        "build", help="rebuild AmbER from Wikidata, page-view and KILT dumps"
+    )
+    build.add_argument("--wikidata", required=True, help="Wikidata JSON dump (.json.bz2/.gz/plain)")
+    build.add_argument(
+        "--pageviews",
+        required=True,
+        help="monthly page views: pagecounts-ez totals or pageviews-complete (bz2/gz/plain)",
+    )
+    build.add_argument("--kilt", required=True, help="KILT knowledge source (JSON lines)")
+    build.add_argument("--out", required=True, help="output Hub dataset folder")
+    build.add_argument(
+        "--collections",
+        nargs="+",
+        choices=COLLECTIONS,
+        default=list(COLLECTIONS),
+        help="collections to build (default: human nonhuman)",
+    )
+    build.add_argument(
+        "--workers", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)"
+    )
+    build.add_argument("--jsonl-dir", help="also write the published JSON-lines layout here")
+    build.add_argument("--strict", action="store_true", help="fail on the first bad input line")
+    build.add_argument(
+        "--reference", help="folder with <collection>/ templates and type lists (default: bundled)"
+    )
+    build.add_argument(
+        "--work-dir",
+        help="keep stage 1's pass over the Wikidata dump here, chunk by chunk, so that a rerun "
+        "after a crash or a kill goes on after the last chunk (another dump is refused by name)",
+    )
+    build.set_defaults(run=_amber_build)
+
+    imported = commands.add_parser(
+        "import", help="convert the AmbER authors' released JSON lines into a Hub dataset folder"
+    )
+    imported.add_argument(
+        "--released",
+        required=True,
+        help="folder of the release: <collection>/amber_set_tuples.jsonl and "
+        "<collection>/<task>/amber_sets.jsonl",
+    )
+    imported.add_argument("--out", required=True, help="output Hub dataset folder")
+    imported.add_argument(
+        "--collections",
+        nargs="+",
+        choices=COLLECTIONS,
+        default=list(COLLECTIONS),
+        help="collections to import (default: human nonhuman)",
+    )
+    imported.set_defaults(run=_amber_import)
+
+    stats = commands.add_parser("stats", help="print the paper's Table 4 figures for a build")
+    stats.add_argument("dataset", help="a folder written by `namesake amber build`")
+    stats.add_argument("--json", action="store_true", help="print the full statistics as JSON")
+    stats.set_defaults(run=_amber_stats)
+
+    push = commands.add_parser("push", help="upload a build to the Hugging Face Hub")
+    push.add_argument("dataset", help="a folder written by `namesake amber build`")
+    push.add_argument("--repo-id", required=True, help="e.g. your-name/amber")
+    push.add_argument("--private", action="store_true", help="create the Hub repo as private")
+    push.add_argument("--token", help="Hub token (default: the logged-in one)")
+    push.add_argument("--dry-run", action="store_true", help="list the files, upload nothing")
+    push.set_defaults(run=_amber_push)
+
+    compare = commands.add_parser(
+        "compare", help="run and score retrievers on every AmbER config; print one table"
+    )
+    compare.add_argument("--corpus", required=True, help="KILT knowledge source (JSON lines)")
+    compare.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
+    compare.add_argument("--out", required=True, help="folder for predictions and reports")
+    add_memory_budget(compare)
+    compare.add_argument(
+        "--retriever",
+        action="extend",
+        nargs="+",
+        choices=RETRIEVER_KINDS,
+        help="retrievers to run: --retriever bm25 dense, or --retriever bm25 --retriever dense "
+        "(default: bm25 dense)",
+    )
+    compare.add_argument(
+        "--dense-run",
+        nargs="+",
+        type=labelled_dense_run,
+        metavar="LABEL=SPEC",
+        help="also run named dense encoders, rows 'dense:LABEL': --dense-run Gold=gold_dpr "
+        "Mixed-DPR=mixed_dpr; SPEC is a training/train_dpr.py output folder (its st_* "
+        "encoders) or a sentence-transformers model; a folder that was not trained gets rows "
+        "saying why",
+    )
+    compare.add_argument(
+        "--collections",
+        nargs="+",
+        choices=COLLECTIONS,
+        default=list(COLLECTIONS),
+        help="collections to score (default: human nonhuman)",
+    )
+    compare.add_argument(
+        "--top-k", type=positive_int, default=100, help="documents retrieved per query"
+    )
+    compare.add_argument("--metric", help="entity_confusion module folder (default: metrics/)")
+    compare.add_argument(
+        "--linker",
+        metavar="MODEL",
+        help="link retriever: a trained linker folder or Hub id (default: the bundled MiniLM)",
+    )
+    add_dpr_encoders(compare)
+    add_similarity(compare)
+    add_candidates(compare)
+    compare.add_argument(
+        "--index-dir",
+        help="keep the indexes in <index-dir>/bm25|dense|dense-LABEL (reused when present)",
+    )
+    compare.set_defaults(run=_amber_compare)
+
+    read = commands.add_parser(
+        "read", help="answer AmbER queries with a reader (the paper's Table 7); score them"
+    )
+    read.add_argument("--task", required=True, choices=["fc", "sf", "qa"], help="which task")
+    read.add_argument(
+        "--reader",
+        required=True,
+        help="Hub id or folder: FEVER classifier (fc), seq2seq generator (sf), extractive QA (qa)",
+    )
+    read.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
+    read.add_argument(
+        "--collection", required=True, choices=COLLECTIONS, help="config <collection>_<task>"
+    )
+    read.add_argument("--corpus", required=True, help="KILT knowledge source (document texts)")
+    read.add_argument(
+        "--setting",
+        required=True,
+        choices=["oracle", "retrieved"],
+        help="read the gold pages (oracle) or the top retrieved pages of --predictions",
+    )
+    read.add_argument("--predictions", help="retrieved: predictions file of `namesake retrieve`")
+    read.add_argument(
+        "--top-k", type=positive_int, default=20, help="retrieved: documents read per query (20)"
+    )
+    read.add_argument(
+        "--batch-size", type=positive_int, default=16, help="windows per forward pass (16)"
+    )
+    read.add_argument(
+        "--max-length", type=positive_int, default=384, help="tokens per window (384)"
+    )
+    read.add_argument(
+        "--stride", type=non_negative_int, default=128, help="tokens shared by windows (128)"
+    )
+    read.add_argument(
+        "--labels",
+        nargs="+",
+        help="fc: the classifier's class names in index order, for a config that names them "
+        "LABEL_0...: e.g. SUPPORTS REFUTES 'NOT ENOUGH INFO' (see the model card)",
+    )
+    read.add_argument("--out", required=True, help="folder: per-query outputs, metrics, table")
+    read.set_defaults(run=_amber_read)
+
+
+def _amber_read(args) -> None:
+    from namesake.amber.read import read_amber, readers_table
+
+    run, per_query = read_amber(
+        args.reader,
+        args.task,
+        args.dataset,
+        args.collection,
+        args.corpus,
+        args.setting,
+        args.out,
+        predictions=args.predictions,
+        k=args.top_k,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+        stride=args.stride,
+        labels=args.labels,
+    )
+    print(readers_table([run]))
+    print(f"Per-query outputs: {per_query}; every run so far: {args.out}/readers.md, metrics.json")
+
+
+def _amber_compare(args) -> None:
+    from namesake.amber.compare import compare_retrievers
+
+    options = {"link": {"model": args.linker}} if args.linker else {}
+    if dpr_options(args):
+        options["dpr"] = dpr_options(args)
+    if args.similarity:
+        options["dense"] = {"similarity": args.similarity}
+    if args.memory_budget:
+        options["bm25"] = {"memory_budget": args.memory_budget}
+    table = compare_retrievers(
+        args.corpus,
+        args.dataset,
+        args.out,
+        retrievers=tuple(dict.fromkeys(args.retriever or ["bm25", "dense"])),
+        collections=tuple(dict.fromkeys(args.collections)),
+        k=args.top_k,
+        metric_path=args.metric,
+        index_dir=args.index_dir,
+        retriever_options=options or None,
+        candidates=args.candidates,
+        dense_runs=args.dense_run,
+    )
+    print(table)
+    print(f"Predictions, per-run reports and plots: {args.out}")
+
+
+def _amber_build(args) -> None:
+    from namesake.amber.build import build_amber
+    from namesake.amber.dataset import statistics_table
+
+    collections = tuple(dict.fromkeys(args.collections))
+    report = build_amber(
+        args.wikidata,
+        args.pageviews,
+        args.kilt,
+        args.out,
+        collections=collections,
+        workers=args.workers,
+        jsonl_dir=args.jsonl_dir,
+        strict=args.strict,
+        reference_dir=args.reference,
+        work_dir=args.work_dir,
+    )
+    print("\n".join(report.lines()))
+    print(statistics_table(report.statistics))
+    print(f"Wrote {args.out}" + (f" and {args.jsonl_dir}" if args.jsonl_dir else ""))
+
+
+def _amber_import(args) -> None:
+    from namesake.amber.dataset import statistics_table
+    from namesake.amber.released import import_released
+
+    collections = tuple(dict.fromkeys(args.collections))
+    report = import_released(args.released, args.out, collections=collections)
+    print("\n".join(report.lines()))
+    print(statistics_table(report.statistics))
+    print(f"Wrote {args.out}")
+
+
+def _amber_stats(args) -> None:
+    from namesake.amber.dataset import folder_statistics, statistics_table
+
+    found = folder_statistics(args.dataset)
+    print(json.dumps(found, indent=2) if args.json else statistics_table(found))
+
+
+def _amber_push(args) -> None:
+    from namesake.hub import list_upload, push_folder
+
+    files = list_upload(args.dataset)
+    if args.dry_run:
+        print(f"Would upload {len(files)} file(s) to datasets/{args.repo_id}:")
+        print("\n".join(f"  {name}" for name in files))
+        return
+    url = push_folder(args.dataset, args.repo_id, private=args.private, token=args.token)
+    print(f"Uploaded {len(files)} file(s): {url}")

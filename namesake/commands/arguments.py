@@ -1,0 +1,139 @@
+"""Argument types and options that several command groups share: one definition, so that
+an option keeps one name, type and meaning in every command.
+
+Option conventions, the same in every command (tests/test_ecqg_commands.py checks them):
+- long options are hyphenated, and every option has help text;
+- a list is given as space-separated values after one flag (`--cutoffs 1 5 20`, `--dump
+  a.xml.bz2 b.xml.bz2`), never comma-separated; only `wes score --answer` repeats, once per
+  example, each a list (a prediction, then its references);
+- a name keeps one meaning: `--top-k` documents retrieved per query, `--cutoffs` accuracy@k
+  cut-offs, `--entities-per-passage` entities used or kept per passage, `--max-passages` the
+  first N passages read, `--model` one model and `--models` several.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from namesake.amber.retrieve import CANDIDATES
+
+
+def int_at_least(minimum: int):
+    """An argparse type: an integer of at least `minimum`, else a message saying so."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"not an integer: {text!r}") from None
+        if value < minimum:
+            raise argparse.ArgumentTypeError(f"must be at least {minimum}, got {value}")
+        return value
+
+    return parse
+
+
+positive_int = int_at_least(1)
+
+
+non_negative_int = int_at_least(0)
+
+
+_SIZE_UNITS = {"": 1, "K": 1024, "M": 1024**2, "G": 1024**3}
+
+
+def byte_size(text: str) -> int:
+    """An argparse type: a size in bytes, or with K, M or G (`2G`, `512M`)."""
+    number, unit = text.strip().upper().rstrip("B"), ""
+    if number and number[-1] in _SIZE_UNITS:
+        number, unit = number[:-1], number[-1]
+    try:
+        value = float(number) * _SIZE_UNITS[unit]
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (e.g. 2G, 512M)") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1 byte, got {text!r}")
+    return int(value)
+
+
+def add_memory_budget(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--memory-budget",
+        type=byte_size,
+        help="memory a BM25 build may hold (default 2G); beyond it, its tokenised chunks and "
+        "score matrix go to disk beside the index, and the index is the same",
+    )
+
+
+def fraction(text: str) -> float:
+    """A float in [0, 1]."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if not 0.0 <= value <= 1.0:
+        raise argparse.ArgumentTypeError(f"must be in [0, 1], got {value}")
+    return value
+
+
+def probability(text: str) -> float:
+    """A float in (0, 1]."""
+    value = fraction(text)
+    if value == 0.0:
+        raise argparse.ArgumentTypeError("must be in (0, 1], got 0")
+    return value
+
+
+def add_candidates(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--candidates",
+        choices=CANDIDATES,
+        default="all",
+        help="all: rank the whole corpus (default); set: rank only the pages of each query's "
+        "AmbER set (the paper's Table 8 setting)",
+    )
+
+
+def add_dpr_encoders(parser: argparse.ArgumentParser) -> None:
+    # Literal defaults keep `namesake --help` from importing torch; tests check them.
+    parser.add_argument(
+        "--dpr-question-encoder",
+        metavar="MODEL",
+        help="dpr: DPRQuestionEncoder Hub id or folder "
+        "(default: facebook/dpr-question_encoder-multiset-base)",
+    )
+    parser.add_argument(
+        "--dpr-context-encoder",
+        metavar="MODEL",
+        help="dpr: DPRContextEncoder Hub id or folder "
+        "(default: facebook/dpr-ctx_encoder-multiset-base)",
+    )
+
+
+def add_similarity(parser: argparse.ArgumentParser, default: str | None = None) -> None:
+    parser.add_argument(
+        "--similarity",
+        choices=["dot", "cos"],
+        help="dense and dpr: dot product or cosine; "
+        + (default or "default: the model's own (cosine for MiniLM, dot for DPR)"),
+    )
+
+
+def dpr_options(args) -> dict:
+    """The dpr retriever's build options that the command line gives."""
+    given = {
+        "question_encoder": args.dpr_question_encoder,
+        "context_encoder": args.dpr_context_encoder,
+        "similarity": args.similarity,
+    }
+    return {name: value for name, value in given.items() if value}
+
+
+def labelled_dense_run(value: str) -> tuple[str, str]:
+    """``LABEL=SPEC`` of ``amber compare --dense-run`` and ``ecqg evaluate-dpr --run``."""
+    label, equals, spec = value.partition("=")
+    if not (equals and label.strip() and spec):
+        raise argparse.ArgumentTypeError(
+            f"expected LABEL=SPEC, e.g. Mixed-DPR=out/dpr, not {value!r}"
+        )
+    return label.strip(), spec

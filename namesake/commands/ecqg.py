@@ -1,0 +1,542 @@
+"""`namesake ecqg`: the entity-conditioned question generation steps (passages, entity
+ranking, attention, generation, synthetic sets, DPR evaluation)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from namesake.commands.arguments import (
+    add_dpr_encoders,
+    fraction,
+    labelled_dense_run,
+    non_negative_int,
+    positive_int,
+    probability,
+)
+from namesake.io import NamesakeError
+
+
+def register(groups) -> None:
+    _add_ecqg(groups.add_parser("ecqg", help="entity-conditioned question generation steps"))
+
+
+def _add_ecqg(parser: argparse.ArgumentParser) -> None:
+    commands = parser.add_subparsers(dest="command", required=True)
+    passages = commands.add_parser(
+        "passages", help="100-word passages (title kept) from a KILT file or a Wikipedia dump"
+    )
+    source = passages.add_mutually_exclusive_group(required=True)
+    source.add_argument("--kilt", help="KILT knowledge source (JSON lines)")
+    source.add_argument("--wikipedia", help="pages-articles XML dump (bz2 or plain)")
+    passages.add_argument("--out", required=True, help="output Parquet")
+    passages.set_defaults(run=_ecqg_passages)
+
+    rank = commands.add_parser(
+        "rank-entities",
+        help="NER, then each passage's entities ranked by encoder attention",
+        description="Rank each passage's entities by the passage encoder's CLS attention "
+        "(least attended first) and write them to Parquet.",
+    )
+    rank.add_argument("--passages", required=True, help="passages Parquet (`ecqg passages`)")
+    rank.add_argument("--model", required=True, help="passage encoder: Hub id or local path")
+    rank.add_argument("--out", required=True, help="output Parquet")
+    rank.add_argument(
+        "--max-passages", type=positive_int, help="read the first N passages (default: all)"
+    )
+    rank.add_argument(
+        "--entities-per-passage",
+        type=positive_int,
+        help="keep the N least-attended entities of each passage (default: all)",
+    )
+    _add_attention_options(rank)
+    rank.set_defaults(run=_ecqg_rank)
+
+    report = commands.add_parser(
+        "attention-report",
+        help="passage-encoder attention statistics (entropy, first sentence vs rest) per model",
+        description="CLS attention statistics of passage encoders, side by side.",
+    )
+    report.add_argument("--passages", required=True, help="passages Parquet (`ecqg passages`)")
+    report.add_argument(
+        "--models",
+        nargs="+",
+        required=True,
+        metavar="[LABEL=]MODEL",
+        help="passage encoders, each a Hub id, a local path or a training/train_dpr.py output "
+        "folder (its passage_encoder/), optionally labelled: 'Mixed-DPR=out/mixed_dpr' "
+        "(default label: the path); a folder that was not trained gets a row saying why",
+    )
+    report.add_argument(
+        "--max-passages",
+        type=positive_int,
+        default=10000,
+        help="analyse the first N passages (default: 10000)",
+    )
+    report.add_argument("--out", help="folder for report.md and report.json")
+    _add_attention_options(report)
+    report.set_defaults(run=_ecqg_attention_report)
+
+    warm = commands.add_parser(
+        "warm-start", help="a BERT2BERT question generator warm-started from an encoder"
+    )
+    warm.add_argument("--encoder", help="BERT-style encoder path or Hub id (default: bundled)")
+    warm.add_argument("--out", required=True, help="output model folder")
+    warm.add_argument(
+        "--seed", type=int, default=0, help="draws the decoder's new cross-attention (default: 0)"
+    )
+    warm.set_defaults(run=_ecqg_warm_start)
+
+    _add_ecqg_generate(commands)
+    _add_ecqg_build_synthetic_set(commands)
+    _add_ecqg_evaluate_dpr(commands)
+    _add_ecqg_split_gold(commands)
+
+
+def _add_attention_options(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--layer", type=int, default=-1, help="encoder layer read (default: -1, the last)"
+    )
+    parser.add_argument(
+        "--heads",
+        type=non_negative_int,
+        nargs="+",
+        metavar="HEAD",
+        help="attention heads averaged (default: all)",
+    )
+    parser.add_argument(
+        "--batch-size", type=positive_int, default=32, help="passages per forward pass"
+    )
+    parser.add_argument(
+        "--max-length", type=positive_int, default=256, help="tokens per passage (truncated)"
+    )
+
+
+def _add_ecqg_generate(commands) -> None:
+    generate = commands.add_parser(
+        "generate",
+        help="synthetic questions from a trained question generator",
+        description="Sample questions (and answers) from a trained generator for each "
+        "passage: conditioned on its least-attended entities, or unconditioned. Writes JSON "
+        "lines {passage_id, entity, question, answer, raw} and a statistics file.",
+    )
+    generate.add_argument("--passages", required=True, help="passages Parquet (`ecqg passages`)")
+    generate.add_argument(
+        "--ranked-entities",
+        help="ranked entities Parquet (`ecqg rank-entities`); needed unless --unconditioned",
+    )
+    generate.add_argument(
+        "--model", required=True, help="trained generator: folder or Hub id (seq2seq)"
+    )
+    generate.add_argument("--out", required=True, help="output JSON lines")
+    generate.add_argument("--stats", help="statistics JSON (default: <out>.stats.json)")
+    generate.add_argument(
+        "--unconditioned",
+        action="store_true",
+        help="one input per passage, without an entity (the unconditioned generator)",
+    )
+    generate.add_argument(
+        "--entities-per-passage",
+        type=positive_int,
+        default=3,
+        help="least-attended entities used per passage (default: 3)",
+    )
+    generate.add_argument(
+        "--samples-per-entity",
+        type=positive_int,
+        default=1,
+        help="generations sampled per input (default: 1)",
+    )
+    generate.add_argument(
+        "--top-p", type=probability, default=0.95, help="nucleus sampling mass (default: 0.95)"
+    )
+    generate.add_argument(
+        "--sampling-top-k",
+        type=non_negative_int,
+        default=50,
+        help="sample among the K likeliest tokens; 0: no limit (default: 50)",
+    )
+    generate.add_argument(
+        "--max-new-tokens",
+        type=positive_int,
+        default=64,
+        help="generated tokens per question (default: 64)",
+    )
+    generate.add_argument(
+        "--max-source-length",
+        type=positive_int,
+        default=1024,
+        help="input tokens (truncated; default: 1024)",
+    )
+    generate.add_argument(
+        "--batch-size", type=positive_int, default=16, help="inputs per batch (default: 16)"
+    )
+    generate.add_argument(
+        "--max-passages", type=positive_int, help="read the first N passages (default: all)"
+    )
+    generate.add_argument("--seed", type=int, default=0, help="sampling seed (default: 0)")
+    generate.add_argument("--device", help="torch device (default: cuda when available, else cpu)")
+    generate.set_defaults(run=_ecqg_generate)
+
+
+def _add_ecqg_build_synthetic_set(commands) -> None:
+    build = commands.add_parser(
+        "build-synthetic-set",
+        help="filter, mix and write the Mixed-DPR synthetic training set",
+        description="Per set of generated questions: answer filter (extractive QA, or a "
+        "substring check without --qa-model), then hardness filter (the baseline retriever's "
+        "score of each question's own passage: dense by default, as in the paper, or BM25); "
+        "then the two sets are mixed, given hard negatives from the same retriever and written "
+        "in DPR's training format.",
+    )
+    build.add_argument("--passages", required=True, help="passages Parquet (`ecqg passages`)")
+    build.add_argument(
+        "--conditioned", required=True, help="entity-conditioned questions (`ecqg generate`)"
+    )
+    build.add_argument(
+        "--unconditioned",
+        required=True,
+        help="unconditioned questions (`ecqg generate --unconditioned`)",
+    )
+    build.add_argument(
+        "--qa-model",
+        help="AutoModelForQuestionAnswering id or path for the answer filter "
+        "(default: the substring check)",
+    )
+    build.add_argument(
+        "--no-answer-filter",
+        action="store_true",
+        help="keep every usable question unchecked (a toy generator's answers rarely occur in "
+        "their passage); the statistics say the filter was off",
+    )
+    build.add_argument(
+        "--qa-threshold",
+        type=float,
+        default=0.5,
+        help="minimum QA span confidence (default: 0.5)",
+    )
+    build.add_argument(
+        "--qa-batch-size", type=positive_int, default=32, help="questions per QA batch"
+    )
+    hardness = build.add_mutually_exclusive_group()
+    hardness.add_argument(
+        "--hard-quantile",
+        type=fraction,
+        default=0.5,
+        help="keep pairs whose baseline score is below this quantile (default: 0.5)",
+    )
+    hardness.add_argument(
+        "--no-hardness-filter", action="store_true", help="skip the hardness filter"
+    )
+    build.add_argument(
+        "--hardness-retriever",
+        choices=("dense", "bm25"),
+        default="dense",
+        help="baseline retriever of the hardness filter and the hard negatives (default: dense)",
+    )
+    build.add_argument(
+        "--hardness-model",
+        metavar="SPEC",
+        help="dense baseline: a training/train_dpr.py output folder (its st_* encoders) or a "
+        "sentence-transformers model (default: the bundled MiniLM)",
+    )
+    build.add_argument(
+        "--ratio",
+        type=fraction,
+        default=0.5,
+        help="share of conditioned questions in the mix (default: 0.5)",
+    )
+    build.add_argument(
+        "--size",
+        type=non_negative_int,
+        help="questions in the mix (default: the most the ratio allows)",
+    )
+    build.add_argument("--seed", type=int, default=0, help="mixing seed (default: 0)")
+    build.add_argument(
+        "--negatives-per-question",
+        type=non_negative_int,
+        default=1,
+        help="hard negatives per question (default: 1)",
+    )
+    build.add_argument("--out", required=True, help="DPR-format JSON output")
+    build.add_argument("--stats", help="statistics JSON output")
+    build.set_defaults(run=_ecqg_build_synthetic_set)
+
+
+def _add_ecqg_evaluate_dpr(commands) -> None:
+    evaluate = commands.add_parser(
+        "evaluate-dpr",
+        help="top-k retrieval accuracy of DPR bi-encoders, side by side",
+        description="DPR's top-k retrieval accuracy (an answer in the first k passages) of "
+        "a DPR bi-encoder on a DPR test file, over passages from a Parquet file or a KILT "
+        "knowledge source; with --run / --tfidf / --dpr-*, several encoders in one table on "
+        "the same questions and passages, optionally on Lewis et al.'s overlap subsets.",
+    )
+    models = evaluate.add_mutually_exclusive_group()
+    models.add_argument("--model-dir", help="a training/train_dpr.py output folder (both encoders)")
+    models.add_argument("--model", help="passage encoder: a sentence-transformers folder or Hub id")
+    evaluate.add_argument(
+        "--query-model", help="with --model: the question encoder (default: --model)"
+    )
+    evaluate.add_argument(
+        "--passages", required=True, help="passages Parquet (`ecqg passages`) or KILT JSON lines"
+    )
+    evaluate.add_argument(
+        "--test-file", required=True, help="DPR test file: question<TAB>[answers] CSV/TSV or JSON"
+    )
+    evaluate.add_argument(
+        "--cutoffs",
+        type=positive_int,
+        nargs="+",
+        default=[1, 5, 20, 100],
+        metavar="K",
+        help="top-k accuracy cut-offs (default: 1 5 20 100)",
+    )
+    evaluate.add_argument(
+        "--similarity",
+        choices=("cosine", "dot"),
+        help="force cosine or the dot product (default: the similarity the passage model "
+        "declares; dot, as trained, for namesake's DPR exports)",
+    )
+    evaluate.add_argument(
+        "--batch-size", type=positive_int, default=64, help="encoding batch size (default: 64)"
+    )
+    evaluate.add_argument(
+        "--run",
+        dest="runs",  # args.run is the command's handler
+        nargs="+",
+        type=labelled_dense_run,
+        default=[],
+        metavar="LABEL=SPEC",
+        help="labelled encoders side by side: a training/train_dpr.py folder (one whose "
+        "training was skipped keeps its row, with the reason) or a sentence-transformers model",
+    )
+    evaluate.add_argument(
+        "--tfidf", action="store_true", help="add DrQA's TF-IDF over the same passages"
+    )
+    add_dpr_encoders(evaluate)
+    evaluate.add_argument(
+        "--overlap-annotations",
+        help="Lewis et al. (2021) annotations (QA-Overlap's <dataset>-annotations.jsonl, ids = "
+        "0-based lines of --test-file): adds each encoder's accuracy on every subset",
+    )
+    evaluate.add_argument("--device", help="torch device (default: cuda when available, else cpu)")
+    evaluate.add_argument("--out", help="write the metrics JSON here")
+    evaluate.add_argument("--markdown", help="with --run/--tfidf/--dpr-*: write the table here")
+    evaluate.set_defaults(run=_ecqg_evaluate_dpr)
+
+
+def _add_ecqg_split_gold(commands) -> None:
+    split = commands.add_parser(
+        "split-gold",
+        help="split DPR training questions into training and held-out sets by passage",
+        description="Hold out a seeded share of the distinct positive passages of a DPR "
+        "training file, with every question all of whose positives they are; questions with "
+        "positives on both sides are dropped and counted. No held-out question's passage is a "
+        "positive of a training question.",
+    )
+    split.add_argument("--input", required=True, help="DPR-format JSON list of training items")
+    split.add_argument("--train-out", required=True, help="JSON output: the training items")
+    split.add_argument("--held-out-out", required=True, help="JSON output: the held-out items")
+    split.add_argument(
+        "--held-out-fraction",
+        type=float,
+        default=0.3,
+        help="share of the distinct positive passages held out, in (0, 1) (default: 0.3)",
+    )
+    split.add_argument(
+        "--seed", type=int, default=0, help="seed of the passages' shuffle (default: 0)"
+    )
+    split.set_defaults(run=_ecqg_split_gold)
+
+
+def _ecqg_passages(args) -> None:
+    from namesake.ecqg.passages import passages_from_kilt, passages_from_wikipedia, write_passages
+
+    source = passages_from_kilt(args.kilt) if args.kilt else passages_from_wikipedia(args.wikipedia)
+    counts = write_passages(source, args.out)
+    print(f"Wrote {counts['passages']:,} passages to {args.out}")
+
+
+def _ecqg_rank(args) -> None:
+    from namesake.ecqg.attention import rank_entities
+
+    counts = rank_entities(
+        args.passages,
+        args.model,
+        args.out,
+        max_passages=args.max_passages,
+        entities_per_passage=args.entities_per_passage,
+        layer=args.layer,
+        heads=args.heads,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+    )
+    print(json.dumps(counts))
+
+
+def _ecqg_attention_report(args) -> None:
+    from namesake.ecqg.attention import attention_report
+
+    report = attention_report(
+        args.passages,
+        args.models,
+        max_passages=args.max_passages,
+        out=args.out,
+        layer=args.layer,
+        heads=args.heads,
+        batch_size=args.batch_size,
+        max_length=args.max_length,
+    )
+    sys.stdout.write(report)
+
+
+def _ecqg_generate(args) -> None:
+    from namesake.ecqg.generation import generate_questions
+
+    if not args.unconditioned and not args.ranked_entities:
+        raise NamesakeError("--ranked-entities is needed unless --unconditioned")
+    generate_questions(
+        args.passages,
+        args.model,
+        args.out,
+        ranked_entities=None if args.unconditioned else args.ranked_entities,
+        unconditioned=args.unconditioned,
+        stats_path=args.stats,
+        entities_per_passage=args.entities_per_passage,
+        samples_per_entity=args.samples_per_entity,
+        top_p=args.top_p,
+        sampling_top_k=args.sampling_top_k,
+        max_new_tokens=args.max_new_tokens,
+        max_source_length=args.max_source_length,
+        batch_size=args.batch_size,
+        max_passages=args.max_passages,
+        seed=args.seed,
+        device=args.device,
+    )
+
+
+def _ecqg_build_synthetic_set(args) -> None:
+    from namesake.ecqg.synthetic import build_synthetic_set
+
+    build_synthetic_set(
+        args.passages,
+        args.conditioned,
+        args.unconditioned,
+        args.out,
+        qa_model=args.qa_model,
+        qa_threshold=args.qa_threshold,
+        qa_batch_size=args.qa_batch_size,
+        check_answers=not args.no_answer_filter,
+        hard_quantile=None if args.no_hardness_filter else args.hard_quantile,
+        hardness_retriever_kind=args.hardness_retriever,
+        hardness_model=args.hardness_model,
+        ratio=args.ratio,
+        size=args.size,
+        seed=args.seed,
+        negatives_per_question=args.negatives_per_question,
+        stats_path=args.stats,
+    )
+
+
+def _ecqg_evaluate_dpr(args) -> None:
+    from namesake.ecqg.dpr.evaluation import evaluate_retrieval, model_dir_encoders
+
+    if args.runs or args.tfidf or args.dpr_question_encoder or args.dpr_context_encoder:
+        _ecqg_evaluate_dpr_runs(args)
+        return
+    if args.overlap_annotations or args.markdown:
+        raise NamesakeError("--overlap-annotations and --markdown go with --run/--tfidf/--dpr-*")
+    if args.model_dir:
+        if args.query_model:
+            raise NamesakeError("--query-model goes with --model, not --model-dir")
+        question_model, passage_model = model_dir_encoders(args.model_dir)
+    elif args.model:
+        question_model, passage_model = args.query_model, args.model
+    else:
+        raise NamesakeError("evaluate-dpr: give --model-dir, --model, or --run/--tfidf/--dpr-*")
+    result = evaluate_retrieval(
+        args.passages,
+        args.test_file,
+        passage_model,
+        question_model,
+        cutoffs=args.cutoffs,
+        similarity=args.similarity,
+        batch_size=args.batch_size,
+        device=args.device,
+        out=args.out,
+    )
+    print(" ".join(f"{name} {value:.4f}" for name, value in result["metrics"].items()))
+
+
+def _ecqg_evaluate_dpr_runs(args) -> None:
+    """evaluate-dpr with several encoders: one table, the JSON and the markdown written."""
+    import json
+
+    from namesake.ecqg.dpr.evaluation import (
+        EncoderRun,
+        dense_run,
+        evaluate_runs,
+        model_dir_encoders,
+        runs_table,
+    )
+    from namesake.io import atomic_file
+    from namesake.retrieval.encoders import DEFAULT_CONTEXT_ENCODER, DEFAULT_QUESTION_ENCODER
+
+    runs = []
+    if args.model_dir or args.model:
+        spec = args.model_dir or args.model
+        if args.model_dir:
+            question, passage = model_dir_encoders(args.model_dir)
+        else:
+            question, passage = args.query_model, args.model
+        runs.append(EncoderRun(str(spec), "dense", passage, question))
+    runs += [dense_run(label, spec) for label, spec in args.runs]
+    if args.dpr_question_encoder or args.dpr_context_encoder:
+        question = args.dpr_question_encoder or DEFAULT_QUESTION_ENCODER
+        context = args.dpr_context_encoder or DEFAULT_CONTEXT_ENCODER
+        runs.append(EncoderRun("DPR (checkpoint)", "dpr", context, question))
+    if args.tfidf:
+        runs.append(EncoderRun("TF-IDF", "tfidf"))
+    result = evaluate_runs(
+        args.passages,
+        args.test_file,
+        runs,
+        cutoffs=args.cutoffs,
+        similarity=args.similarity,
+        batch_size=args.batch_size,
+        device=args.device,
+        overlap_annotations=args.overlap_annotations,
+    )
+    table = runs_table(result)
+    if args.out:
+        with atomic_file(args.out, "w") as f:
+            f.write(json.dumps(result, indent=2) + "\n")
+    if args.markdown:
+        with atomic_file(args.markdown, "w") as f:
+            f.write(table + "\n")
+    print(table)
+    print(
+        f"{result['questions']} questions ({result['skipped_questions']} skipped) of "
+        f"{result['test_file']}, {result['passages']:,} passages"
+    )
+
+
+def _ecqg_split_gold(args) -> None:
+    from namesake.ecqg.dpr.split import split_gold_file
+
+    counts = split_gold_file(
+        args.input, args.train_out, args.held_out_out, args.held_out_fraction, args.seed
+    )
+    for side, out in (("train", args.train_out), ("held_out", args.held_out_out)):
+        questions, passages = counts[side]["questions"], counts[side]["passages"]
+        print(f"{side}: {questions:,} questions over {passages:,} passages -> {out}")
+    print(f"dropped: {counts['dropped']:,} questions with positives on both sides")
+
+
+def _ecqg_warm_start(args) -> None:
+    from namesake.ecqg.generation import warm_start_generator
+    from namesake.retrieval import DEFAULT_MODEL
+
+    print(f"Wrote {warm_start_generator(args.encoder or DEFAULT_MODEL, args.out, args.seed)}")
