@@ -10,13 +10,11 @@ block and inside the stream."""
 
 import bz2
 import json
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import SAMPLE_KILT, SAMPLE_PAGECOUNTS_EZ, SAMPLE_WIKIDATA
+from killed_builds import folder_files, kill_after_saves
 
 import namesake.dump_restart as dump_restart
 import namesake.io
@@ -73,10 +71,6 @@ def uninterrupted(dump, tmp_path_factory) -> Path:
     return out
 
 
-def files(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
-
-
 def reused(report, work) -> int:
     (line,) = [line for line in report.lines() if line.startswith("stage-1 chunks reused")]
     assert line.startswith(f"stage-1 chunks reused from {work}: ")
@@ -87,16 +81,7 @@ def test_a_build_killed_at_several_points_resumes_to_the_same_dataset(
     dump, uninterrupted, tmp_path, small_chunks
 ):
     work, out = tmp_path / "work", tmp_path / "amber"
-    kept = 0
-    for after in (1, 2, 3):  # each run is killed after keeping `after` more chunks
-        killed = subprocess.run(
-            [sys.executable, "-c", KILLED_BUILD, str(dump), str(out), str(work), str(after)],
-            capture_output=True,
-        )
-        assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()[-2000:]
-        assert not out.exists()  # the dataset folder appears whole or not at all
-        kept += after
-        assert len(list(work.glob("chunk-*"))) == kept
+    kept = kill_after_saves(KILLED_BUILD, dump, out, work, (1, 2, 3), "chunk-*")
     # restarts inside the stream and at its first block were both taken
     points = [restart_after(work, chunk) for chunk in range(kept)]
     assert {point["bz2"]["opens_stream"] for point in points} == {True, False}
@@ -104,12 +89,12 @@ def test_a_build_killed_at_several_points_resumes_to_the_same_dataset(
     report = build(dump, out, work_dir=work)
     assert reused(report, work) == kept
     assert not list(work.glob(".*partial*"))
-    assert files(out) == files(uninterrupted)
+    assert folder_files(out) == folder_files(uninterrupted)
     chunks = len(list(work.glob("chunk-*")))
     assert chunks == 7 and chunks > kept
     again = build(dump, tmp_path / "again", work_dir=work)  # all kept: the dump is not read
     assert reused(again, work) == chunks
-    assert files(tmp_path / "again") == files(uninterrupted)
+    assert folder_files(tmp_path / "again") == folder_files(uninterrupted)
 
 
 def restart_after(work: Path, chunk: int) -> dict:
@@ -134,7 +119,7 @@ def test_chunks_serve_fewer_collections_and_refuse_more(dump, tmp_path, small_ch
     report = build(dump, tmp_path / "human", work_dir=work, collections=human_only)
     assert reused(report, work) == chunks
     build(dump, tmp_path / "human-reference", collections=human_only)
-    assert files(tmp_path / "human") == files(tmp_path / "human-reference")
+    assert folder_files(tmp_path / "human") == folder_files(tmp_path / "human-reference")
 
     narrow = tmp_path / "narrow"
     build(dump, tmp_path / "human-again", work_dir=narrow, collections=human_only)

@@ -4,13 +4,11 @@ for byte; another dump in the same work folder is refused by name."""
 
 import bz2
 import os
-import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from dumps import write_multistream
+from killed_builds import folder_files, kill_after_saves
 
 import namesake.wes.mining as mining
 from namesake.io import BadInputError
@@ -51,34 +49,21 @@ def uninterrupted(dump, tmp_path_factory) -> Path:
     return out
 
 
-def files(folder: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}
-
-
 def test_a_build_killed_at_several_points_resumes_to_the_same_dataset(
     dump, uninterrupted, tmp_path, monkeypatch
 ):
     work, out = tmp_path / "work", tmp_path / "wes"
-    saved = 0
-    for after in (1, 3, 5):  # each run is killed after saving `after` more ranges
-        killed = subprocess.run(
-            [sys.executable, "-c", KILLED_BUILD, str(dump), str(out), str(work), str(after)],
-            capture_output=True,
-        )
-        assert killed.returncode == -signal.SIGKILL, killed.stderr.decode()[-2000:]
-        assert not out.exists()  # the dataset folder appears whole or not at all
-        saved += after
-        assert len(list(work.glob("range-*"))) == saved
+    saved = kill_after_saves(KILLED_BUILD, dump, out, work, (1, 3, 5), "range-*")
     (work / ".range-000011.partial-x1y2").mkdir()  # what a kill during a save leaves
     monkeypatch.setattr(mining, "STREAMS_PER_TASK", 1)
     report = build_wes(dump, out, work_dir=work, **OPTIONS)
     assert f"mined ranges reused from {work}: {saved}" in report.lines()
     assert not list(work.glob(".*partial*"))
-    assert files(out) == files(uninterrupted)
+    assert folder_files(out) == folder_files(uninterrupted)
     again = build_wes(dump, tmp_path / "again", work_dir=work, **OPTIONS)
     ranges = len(list(work.glob("range-*")))
     assert ranges > saved and f"mined ranges reused from {work}: {ranges}" in again.lines()
-    assert files(tmp_path / "again") == files(uninterrupted)
+    assert folder_files(tmp_path / "again") == folder_files(uninterrupted)
 
 
 def test_another_dump_in_the_same_work_folder_is_refused_by_name(dump, tmp_path, monkeypatch):
