@@ -19,6 +19,8 @@ SAMPLE_WIKIDATA = SAMPLE / "wikidata-sample-all.json.bz2"
 SAMPLE_KILT = SAMPLE / "kilt_knowledgesource-sample.json"
 SAMPLE_PAGECOUNTS_EZ = SAMPLE / "pagecounts-sample-views-ge-5-totals.bz2"
 SAMPLE_PAGEVIEWS_COMPLETE = SAMPLE / "pageviews-sample-user.gz"
+#: the real 206-page excerpt of an English Wikipedia dump (tests/data/README.md)
+WIKIPEDIA_EXCERPT = Path(__file__).parent / "data" / "enwiki-sample-pages-articles.xml.bz2"
 
 
 def load_module(path: Path, name: str | None = None):
@@ -72,3 +74,9 @@ def space_artifacts(sample_build, tmp_path_factory):
     folder = tmp_path_factory.mktemp("space_artifacts")
     (folder / "amber").symlink_to(out / "dataset", target_is_directory=True)
     return folder
+
+
+@pytest.fixture(scope="session")
+def wikipedia_excerpt() -> Path:
+    """The real Wikipedia excerpt (`WIKIPEDIA_EXCERPT`): WES mining, passages, the linker."""
+    return WIKIPEDIA_EXCERPT

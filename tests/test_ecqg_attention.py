@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import json
 import math
-from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
 import torch
+from conftest import WIKIPEDIA_EXCERPT
 from dumps import page, write_kilt
 
 from namesake.cli import main
@@ -27,9 +27,6 @@ from namesake.ecqg.passages import (
     write_passages,
 )
 from namesake.wikipedia.wikitext import clean_wikitext
-
-DATA = Path(__file__).parent / "data"
-WIKI_SAMPLE = DATA / "enwiki-sample-pages-articles.xml.bz2"
 
 
 def _minilm() -> str:
@@ -86,7 +83,7 @@ def test_clean_wikitext():
 
 def test_wikipedia_passages_are_clean(tmp_path):
     out = tmp_path / "wiki.parquet"
-    counts = write_passages(passages_from_wikipedia(WIKI_SAMPLE), out)
+    counts = write_passages(passages_from_wikipedia(WIKIPEDIA_EXCERPT), out)
     table = read_passages(out)
     assert counts["passages"] == table.num_rows > 100
     texts = table.column("text").to_pylist()

@@ -8,7 +8,7 @@ from xml.sax.saxutils import escape
 
 import numpy as np
 import pytest
-from conftest import SAMPLE_KILT
+from conftest import SAMPLE_KILT, WIKIPEDIA_EXCERPT
 from tiny_models import save_tiny_bert
 
 from namesake.cli import main
@@ -26,8 +26,6 @@ from namesake.linking.same_name import SameNameIndex, name_key
 from namesake.linking.wiki_mentions import read_link_data, split_by_source
 from namesake.retrieval.bm25 import BM25Retriever
 from namesake.retrieval.corpus import Document
-
-EXCERPT = Path(__file__).parent / "data" / "enwiki-sample-pages-articles.xml.bz2"
 
 
 def write_dump(
@@ -51,7 +49,7 @@ def write_dump(
 
 @pytest.fixture(scope="module")
 def excerpt():
-    return read_link_data(EXCERPT, show_progress=False)
+    return read_link_data(WIKIPEDIA_EXCERPT, show_progress=False)
 
 
 @pytest.fixture(scope="module")

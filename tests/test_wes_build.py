@@ -5,7 +5,6 @@ from __future__ import annotations
 import bz2
 import itertools
 import re
-import shutil
 from collections import Counter, defaultdict
 from pathlib import Path
 
@@ -33,9 +32,6 @@ from namesake.wes.pairs import (
 )
 from namesake.wikipedia.dump import Page
 
-DATA = Path(__file__).parent / "data"
-SAMPLE = DATA / "enwiki-sample-pages-articles.xml.bz2"
-SHARED_SAMPLE = Path(__file__).parent.parent.parent / "shared" / "wikipedia" / SAMPLE.name
 YEAR = 2016  # the sample's revisions are of 2016; its file name has no date
 
 
@@ -266,16 +262,9 @@ def test_dump_year_from_file_name():
 
 
 @pytest.fixture(scope="module")
-def sample() -> Path:
-    if not SAMPLE.exists():  # the WES tests and demo share this copy of the real excerpt
-        shutil.copyfile(SHARED_SAMPLE, SAMPLE)
-    return SAMPLE
-
-
-@pytest.fixture(scope="module")
-def sample_build(sample, tmp_path_factory):
+def sample_build(wikipedia_excerpt, tmp_path_factory):
     out = tmp_path_factory.mktemp("wes") / "dataset"
-    report = build_wes(sample, out, thresholds=[1, 2], year=YEAR, seed=0, workers=2)
+    report = build_wes(wikipedia_excerpt, out, thresholds=[1, 2], year=YEAR, seed=0, workers=2)
     return out, report
 
 
@@ -316,15 +305,15 @@ def test_sample_configs_load_offline_balanced_disjoint(sample_build, threshold):
     assert "dictionary-word filter: on" in card
 
 
-def test_multistream_workers_mine_the_same_links(sample, tmp_path):
-    xml = bz2.decompress(sample.read_bytes())
+def test_multistream_workers_mine_the_same_links(wikipedia_excerpt, tmp_path):
+    xml = bz2.decompress(wikipedia_excerpt.read_bytes())
     head, rest = xml.split(b"  <page>", 1)
     body, tail = (b"  <page>" + rest).rsplit(b"</page>", 1)
     pages = [p + b"</page>" for p in body.split(b"</page>") if p.strip()]
     multistream = tmp_path / "enwiki-20160305-pages-articles-multistream.xml.bz2"
     streams = [head] + [b"".join(pages[i : i + 20]) for i in range(0, len(pages), 20)] + [tail]
     multistream.write_bytes(b"".join(bz2.compress(s) for s in streams))
-    single = mine_dumps([sample], workers=1)
+    single = mine_dumps([wikipedia_excerpt], workers=1)
     parallel = mine_dumps([multistream], workers=3, streams_per_task=2)
     assert parallel.pages.num_rows == single.pages.num_rows == 205
     key = ["article", "link_text", "source"]
@@ -337,18 +326,18 @@ def test_multistream_workers_mine_the_same_links(sample, tmp_path):
     assert (tmp_path / "out" / "2016thresh2pairs").is_dir()
 
 
-def test_empty_threshold_is_reported_not_written(sample, tmp_path):
-    report = build_wes(sample, tmp_path / "out", thresholds=[1, 10_000], year=YEAR)
+def test_empty_threshold_is_reported_not_written(wikipedia_excerpt, tmp_path):
+    report = build_wes(wikipedia_excerpt, tmp_path / "out", thresholds=[1, 10_000], year=YEAR)
     assert any("threshold 10000: no article left" in p for p in report.problems)
     assert not (tmp_path / "out" / f"{YEAR}thresh10000corpus").exists()
     with pytest.raises(NamesakeError, match="nothing written"):
-        build_wes(sample, tmp_path / "none", thresholds=[10_000], year=YEAR)
+        build_wes(wikipedia_excerpt, tmp_path / "none", thresholds=[10_000], year=YEAR)
     assert not (tmp_path / "none").exists()
     with pytest.raises(NamesakeError, match="--year"):
-        build_wes(sample, tmp_path / "none", thresholds=[1])
+        build_wes(wikipedia_excerpt, tmp_path / "none", thresholds=[1])
 
 
-def test_a_rebuild_into_one_folder_loads_the_new_rows(sample, tmp_path, monkeypatch):
+def test_a_rebuild_into_one_folder_loads_the_new_rows(wikipedia_excerpt, tmp_path, monkeypatch):
     """datasets caches a local folder by basename, config and card; every load here shares
     one cache, as a user's would, and must still see the latest build."""
     import datasets
@@ -357,13 +346,13 @@ def test_a_rebuild_into_one_folder_loads_the_new_rows(sample, tmp_path, monkeypa
     out = tmp_path / "wes"
     corpus, pairs = f"{YEAR}thresh1corpus", f"{YEAR}thresh1pairs"
 
-    build_wes(sample, out, thresholds=[1], year=YEAR, seed=0)
+    build_wes(wikipedia_excerpt, out, thresholds=[1], year=YEAR, seed=0)
     first = load_dataset(str(out), pairs, split="train")
     loaded = load_dataset(str(out), corpus, split="train").with_format("arrow")[:]
     assert pairs_of(loaded) == pairs_of(read_config(out, corpus))
 
     # The same dump and another seed: the same number of pairs, drawn differently.
-    build_wes(sample, out, thresholds=[1], year=YEAR, seed=1)
+    build_wes(wikipedia_excerpt, out, thresholds=[1], year=YEAR, seed=1)
     second = load_dataset(str(out), pairs, split="train")
     assert second.num_rows == first.num_rows
     assert second.to_list() == read_config(out, pairs).to_pylist() != first.to_list()
@@ -436,9 +425,18 @@ def test_no_partial_dump_hint_when_links_stay_inside(tmp_path):
     assert not any("--all-targets" in p for p in report.problems)
 
 
-def test_cli_build_with_options(sample, tmp_path, capsys):
+def test_cli_build_with_options(wikipedia_excerpt, tmp_path, capsys):
     out = tmp_path / "cli"
-    argv = ["wes", "build", "--dump", str(sample), "--out", str(out), "--thresholds", "2"]
+    argv = [
+        "wes",
+        "build",
+        "--dump",
+        str(wikipedia_excerpt),
+        "--out",
+        str(out),
+        "--thresholds",
+        "2",
+    ]
     argv += ["--year", "2016", "--seed", "7", "--workers", "1", "--no-dictionary-filter"]
     main(
         [*argv, "--hard-negatives", "lexical", "substring", "--redirects", "--no-measure-hardness"]
@@ -454,7 +452,7 @@ def test_cli_build_with_options(sample, tmp_path, capsys):
     hard = read_config(out, "2016thresh2hardpairs")
     assert set(hard["negative_kind"].to_pylist()) <= {"positive", "random", "lexical", "substring"}
     with pytest.raises(SystemExit, match="--year"):
-        main(["wes", "build", "--dump", str(sample), "--out", str(tmp_path / "x")])
+        main(["wes", "build", "--dump", str(wikipedia_excerpt), "--out", str(tmp_path / "x")])
     assert not re.search(r"Traceback", capsys.readouterr().err)
 
 

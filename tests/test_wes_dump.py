@@ -4,6 +4,7 @@ import bz2
 from pathlib import Path
 
 import pytest
+from conftest import WIKIPEDIA_EXCERPT
 from dumps import split_pages, write_multistream
 
 from namesake.io import BadInputError, InputProblems
@@ -15,18 +16,17 @@ from namesake.wikipedia.dump import (
     stream_ranges,
 )
 
-SAMPLE_WIKIPEDIA = Path(__file__).parent / "data" / "enwiki-sample-pages-articles.xml.bz2"
 PAGES_PER_STREAM = 20
 
 
 @pytest.fixture(scope="module")
 def sample_xml() -> bytes:
-    return bz2.decompress(SAMPLE_WIKIPEDIA.read_bytes())
+    return bz2.decompress(WIKIPEDIA_EXCERPT.read_bytes())
 
 
 @pytest.fixture(scope="module")
 def sample_pages() -> list[Page]:
-    return list(iter_pages(SAMPLE_WIKIPEDIA))
+    return list(iter_pages(WIKIPEDIA_EXCERPT))
 
 
 @pytest.fixture(scope="module")
@@ -69,9 +69,9 @@ def test_sample_pages(sample_pages):
 
 
 def test_namespaces_are_selectable():
-    all_pages = list(iter_pages(SAMPLE_WIKIPEDIA, namespaces=(0, 4)))
+    all_pages = list(iter_pages(WIKIPEDIA_EXCERPT, namespaces=(0, 4)))
     assert len(all_pages) == 206
-    project = list(iter_pages(SAMPLE_WIKIPEDIA, namespaces=[4]))
+    project = list(iter_pages(WIKIPEDIA_EXCERPT, namespaces=[4]))
     assert [page.title for page in project] == ["Wikipedia:Adding Wikipedia articles to Nupedia"]
 
 
@@ -79,7 +79,7 @@ def test_plain_and_bz2_give_the_same_pages(sample_xml, sample_pages, tmp_path):
     plain = tmp_path / "sample.xml"
     plain.write_bytes(sample_xml)
     assert list(iter_pages(plain)) == sample_pages
-    assert list(iter_pages(SAMPLE_WIKIPEDIA, threads=2)) == sample_pages
+    assert list(iter_pages(WIKIPEDIA_EXCERPT, threads=2)) == sample_pages
 
 
 def test_latest_revision_and_redirect(tmp_path):
@@ -140,7 +140,7 @@ def test_truncated_xml_is_an_error(sample_xml, tmp_path):
 
 def test_truncated_bz2_is_an_error(tmp_path):
     path = tmp_path / "truncated.xml.bz2"
-    path.write_bytes(SAMPLE_WIKIPEDIA.read_bytes()[:800_000])
+    path.write_bytes(WIKIPEDIA_EXCERPT.read_bytes()[:800_000])
     with pytest.raises(BadInputError, match="corrupt or truncated bz2") as error:
         list(iter_pages(path))
     assert error.value.path == str(path)
@@ -158,7 +158,7 @@ def test_stream_offsets_of_a_multistream_dump(multistream):
     path, offsets = multistream
     assert len(offsets) == 2 + 11  # header, 206 pages in streams of 20, closing tag
     assert stream_offsets(path) == offsets
-    assert stream_offsets(SAMPLE_WIKIPEDIA) == [0]  # one stream: one range
+    assert stream_offsets(WIKIPEDIA_EXCERPT) == [0]  # one stream: one range
 
 
 def test_stream_offsets_from_the_index(multistream, sample_pages, tmp_path):
@@ -192,9 +192,9 @@ def test_ranges_of_a_multistream_dump_give_the_same_pages(multistream, sample_pa
 
 
 def test_a_single_stream_file_is_one_range(sample_pages):
-    size = SAMPLE_WIKIPEDIA.stat().st_size
-    assert stream_ranges(SAMPLE_WIKIPEDIA, 4) == [(0, size)]
-    assert list(iter_pages_between(SAMPLE_WIKIPEDIA, 0, size)) == sample_pages
+    size = WIKIPEDIA_EXCERPT.stat().st_size
+    assert stream_ranges(WIKIPEDIA_EXCERPT, 4) == [(0, size)]
+    assert list(iter_pages_between(WIKIPEDIA_EXCERPT, 0, size)) == sample_pages
 
 
 def test_a_damaged_range_names_its_first_byte(multistream, tmp_path):

@@ -4,9 +4,7 @@ config on the real excerpt, with zero-shot AUCs below the random negatives'."""
 
 from __future__ import annotations
 
-import shutil
 from collections import defaultdict
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -26,9 +24,6 @@ from namesake.wes.hard_negatives import (
 from namesake.wes.mining import mine_dumps
 from namesake.wes.pairs import negatives, resolve_targets
 
-DATA = Path(__file__).parent / "data"
-SAMPLE = DATA / "enwiki-sample-pages-articles.xml.bz2"
-SHARED_SAMPLE = Path(__file__).parent.parent.parent / "shared" / "wikipedia" / SAMPLE.name
 YEAR = 2016
 
 
@@ -232,14 +227,16 @@ def test_cooccurrence_ranks_titles_by_shared_sources():
     assert capped["A"] == ["B"] and capped["C"] == ["D"]
 
 
-def test_unknown_strategy_is_a_clear_error(tmp_path, capsys):
+def test_unknown_strategy_is_a_clear_error(wikipedia_excerpt, tmp_path, capsys):
     with pytest.raises(ValueError, match="unknown hard-negative strategy 'lexicon'"):
         check_strategies(["lexical", "lexicon"])
     with pytest.raises(NamesakeError, match="--hard-negatives: .*choose from lexical"):
-        build_wes(SAMPLE, tmp_path / "out", thresholds=[2], year=YEAR, hard_negatives=["nope"])
+        build_wes(
+            wikipedia_excerpt, tmp_path / "out", thresholds=[2], year=YEAR, hard_negatives=["nope"]
+        )
     with pytest.raises(SystemExit):
         main(
-            ["wes", "build", "--dump", str(SAMPLE), "--out", str(tmp_path / "cli")]
+            ["wes", "build", "--dump", str(wikipedia_excerpt), "--out", str(tmp_path / "cli")]
             + ["--hard-negatives", "lexical", "nope"]
         )
     assert "invalid choice: 'nope'" in capsys.readouterr().err
@@ -250,18 +247,11 @@ def test_unknown_strategy_is_a_clear_error(tmp_path, capsys):
 
 
 @pytest.fixture(scope="module")
-def sample() -> Path:
-    if not SAMPLE.exists():
-        shutil.copyfile(SHARED_SAMPLE, SAMPLE)
-    return SAMPLE
-
-
-@pytest.fixture(scope="module")
-def excerpt(sample, tmp_path_factory):
+def excerpt(wikipedia_excerpt, tmp_path_factory):
     """The excerpt built as the demo does (--all-targets, threshold 2), every strategy."""
     out = tmp_path_factory.mktemp("wes_hard") / "wes"
     report = build_wes(
-        sample,
+        wikipedia_excerpt,
         out,
         thresholds=[2],
         year=YEAR,
@@ -269,7 +259,7 @@ def excerpt(sample, tmp_path_factory):
         all_targets=True,
         hard_negatives=list(STRATEGIES),
     )
-    mined = mine_dumps([sample], workers=1)
+    mined = mine_dumps([wikipedia_excerpt], workers=1)
     return out, report, mined
 
 

@@ -7,6 +7,7 @@ import os
 from pathlib import Path
 
 import pytest
+from conftest import WIKIPEDIA_EXCERPT
 from dumps import write_multistream
 from killed_builds import folder_files, kill_after_saves
 
@@ -14,7 +15,6 @@ import namesake.wes.mining as mining
 from namesake.io import BadInputError
 from namesake.wes.build import build_wes
 
-SAMPLE_WIKIPEDIA = Path(__file__).parent / "data" / "enwiki-sample-pages-articles.xml.bz2"
 OPTIONS = {"thresholds": (1, 2), "all_targets": True, "dictionary": False, "year": 2016}
 # A script that builds with one bz2 stream per range and is SIGKILLed after `after` ranges
 # are saved in the work folder: argv = dump, out, work_dir, after.
@@ -38,7 +38,7 @@ build_wes(sys.argv[1], sys.argv[2], work_dir=sys.argv[3], **{options})
 def dump(tmp_path_factory) -> Path:
     """The real 206-page excerpt as a multistream dump of 20 pages a stream (12 streams)."""
     path = tmp_path_factory.mktemp("dump") / "enwiki-pages-articles-multistream.xml.bz2"
-    write_multistream(path, bz2.decompress(SAMPLE_WIKIPEDIA.read_bytes()), 20)
+    write_multistream(path, bz2.decompress(WIKIPEDIA_EXCERPT.read_bytes()), 20)
     return path
 
 
@@ -71,7 +71,7 @@ def test_another_dump_in_the_same_work_folder_is_refused_by_name(dump, tmp_path,
     work = tmp_path / "work"
     build_wes(dump, tmp_path / "first", work_dir=work, **OPTIONS)
     other = tmp_path / dump.name
-    xml = bz2.decompress(SAMPLE_WIKIPEDIA.read_bytes())
+    xml = bz2.decompress(WIKIPEDIA_EXCERPT.read_bytes())
     write_multistream(other, xml.replace(b"<title>", b"<title>X", 1), 20)
     with pytest.raises(BadInputError, match=r"holds mined links with other settings \(inputs:"):
         build_wes(other, tmp_path / "second", work_dir=work, **OPTIONS)
