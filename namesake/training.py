@@ -1,21 +1,25 @@
 """Plumbing shared by the training scripts in ``training/`` (``train_qg.py``,
-``train_dpr.py``, ``train_wes_cross_encoder.py``).
+``train_dpr.py``, ``train_entity_linker.py``, ``train_wes_cross_encoder.py``,
+``train_wes_bi_encoder.py``).
 
 The scripts keep one linear ``main()`` each, as transformers' ``examples/pytorch/*_no_trainer.py``
-do; what would otherwise be written three times, and drift apart, lives here:
+do; what would otherwise be written five times, and drift apart, lives here:
 
 - :func:`add_training_arguments` / :func:`check_training_arguments`: one argument convention,
-  the transformers examples' names (``--model_name_or_path``, ``--per_device_train_batch_size``,
-  ``--num_train_epochs``, ``--max_train_steps``, ...);
-- :func:`make_accelerator`, :func:`setup_logging`: the ``Accelerator`` (seedable sampler, so a
-  resumed run sees the same batches; trackers with ``--with_tracking``) and accelerate's
-  ``get_logger`` logging; :func:`add_mixed_precision_argument` and
-  :func:`resolve_mixed_precision`: one ``--mixed_precision`` for the Accelerator;
+  the transformers examples' names (``--model_name_or_path``, ``--validation_file``,
+  ``--per_device_train_batch_size``, ``--num_train_epochs``, ``--max_train_steps``,
+  ``--mixed_precision``, ``--max_grad_norm``, ...); :func:`add_deprecated_alias` keeps an old
+  name working, with a warning;
+- :func:`make_accelerator`, :func:`setup_logging`: the ``Accelerator`` (``--mixed_precision``
+  through :func:`resolve_mixed_precision`; seedable sampler, so a resumed run sees the same
+  batches; trackers with ``--with_tracking``) and accelerate's ``get_logger`` logging;
 - :func:`training_steps` and :func:`create_scheduler`: the learning-rate schedule sized right
   under any number of processes;
 - :class:`TrainingRun`: a loop's schedule, position (epochs left, batches to skip after a
-  resume) and checkpoints, with a :class:`StepLog` of the loss and learning rate of every
-  optimizer step for ``metrics.json``, the console and the trackers;
+  resume), gradient clipping (``--max_grad_norm``) and checkpoints, with a :class:`StepLog` of
+  the loss and learning rate of every optimizer step for ``metrics.json``, the console and the
+  trackers, and the run's settings for ``metrics.json``;
+- :func:`read_data_file`: a ``--validation_file`` in CSV, JSON (lines) or Parquet;
 - :func:`rng_untouched`: evaluation during training that leaves the RNG alone, so a resumed
   run continues exactly;
 - :func:`save_checkpoint`, :func:`find_checkpoint`, :func:`resume`: one checkpoint
@@ -37,6 +41,7 @@ import logging
 import math
 import os
 import re
+import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -56,6 +61,7 @@ SCHEDULER_TYPES = (
     "constant",
     "constant_with_warmup",
 )
+MIXED_PRECISION_CHOICES = ("auto", "no", "fp16", "bf16")
 
 
 # --- arguments ------------------------------------------------------------------------------
@@ -66,20 +72,33 @@ def add_training_arguments(
     *,
     model_help: str,
     model_default: str | None = None,
+    validation_help: str,
     per_device_train_batch_size: int,
     per_device_eval_batch_size: int,
     num_train_epochs: int,
     learning_rate: float,
-    num_warmup_steps: int | None,
-    warmup_help: str = "linear warm-up steps (optimizer steps) before the schedule's peak",
+    num_warmup_steps: int | None = None,
+    warmup_share: float | None = None,
     weight_decay: float = 0.0,
     logging_steps: int = 10,
 ) -> None:
     """Adds the arguments every training script shares, with the transformers examples' names,
-    so that one name means one thing in all of them."""
+    so that one name means one thing in all of them.
+
+    The warm-up default is either a number of steps (`num_warmup_steps`) or, for scripts whose
+    length depends on the data, a share of the training steps (`warmup_share`), which
+    :class:`TrainingRun` turns into steps once it knows them (``args.warmup_share``).
+    """
+    if (num_warmup_steps is None) == (warmup_share is None):
+        raise TypeError("give either num_warmup_steps or warmup_share")
+    warmup_help = "linear warm-up steps (optimizer steps) before the schedule's peak"
+    if warmup_share is not None:
+        warmup_help += f" (default: {warmup_share * 100:g}%% of the training steps)"
+    parser.set_defaults(warmup_share=warmup_share)
     add = parser.add_argument
     add("--model_name_or_path", default=model_default, help=model_help)
     add("--output_dir", required=True, help="folder of the trained model (replaced atomically)")
+    add("--validation_file", default=None, help=validation_help)
     add(
         "--per_device_train_batch_size",
         type=int,
@@ -114,6 +133,25 @@ def add_training_arguments(
         type=int,
         default=1,
         help="batches whose gradients are summed before each optimizer step",
+    )
+    # No clipping by default, as in transformers' no_trainer examples: four of the five
+    # scripts never clipped, and the figures README.md records were trained so (DPR's recipe
+    # passes its 2.0 where its figures come from).
+    add(
+        "--max_grad_norm",
+        type=float,
+        default=0.0,
+        help="clip the gradients to this global norm before each optimizer step (default 0: "
+        "no clipping)",
+    )
+    add(
+        "--mixed_precision",
+        default=None,
+        choices=MIXED_PRECISION_CHOICES,
+        help="the Accelerator's mixed precision; auto: bf16 on a GPU that has it, else fp16 on "
+        "a GPU, else no. Default: what accelerate launch --mixed_precision or accelerate "
+        "config set, and no under plain python (a default of the script's own would "
+        "override the launcher's)",
     )
     add("--seed", type=int, default=0, help="random seed (initialisation and data order)")
     add("--logging_steps", type=int, default=logging_steps, help="log every N optimizer steps")
@@ -151,6 +189,36 @@ def add_training_arguments(
     add("--hub_model_id", default=None, help="the Hub repository, USER/NAME (--push_to_hub)")
 
 
+class DeprecatedAlias(argparse.Action):
+    """An option's old name: still accepted, with a ``FutureWarning`` naming the new one, and
+    stored where the new one stores, so the script reads one attribute."""
+
+    def __init__(self, option_strings, dest, new_option: str, **kwargs):
+        self.new_option = new_option
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        warnings.warn(
+            f"{option_string} is deprecated and will be removed: use {self.new_option}",
+            FutureWarning,
+            stacklevel=1,
+        )
+        setattr(namespace, self.dest, values)
+
+
+def add_deprecated_alias(parser: argparse.ArgumentParser, old: str, new: str) -> None:
+    """Lets `old` (``--dev_file``) stand for the option `new` (``--validation_file``); `new`'s
+    default stays (the alias has none of its own)."""
+    parser.add_argument(
+        old,
+        dest=new.lstrip("-").replace("-", "_"),
+        action=DeprecatedAlias,
+        new_option=new,
+        default=argparse.SUPPRESS,
+        help=f"deprecated name of {new}",
+    )
+
+
 # The arguments of add_training_arguments that shape the optimisation: each metrics.json
 # records them (TrainingRun.settings), so that runs compare under the same names.
 OPTIMISATION_SETTINGS = (
@@ -162,6 +230,7 @@ OPTIMISATION_SETTINGS = (
     "lr_scheduler_type",
     "seed",
     "max_train_steps",
+    "max_grad_norm",
 )
 
 
@@ -188,8 +257,26 @@ def check_training_arguments(parser: argparse.ArgumentParser, args, *positive: s
             parser.error(f"--{name} must be at least 1")
     if args.num_warmup_steps is not None and args.num_warmup_steps < 0:
         parser.error("--num_warmup_steps must be at least 0")
+    if args.max_grad_norm < 0:
+        parser.error("--max_grad_norm must be at least 0")
     if args.checkpoint_dir is None:
         args.checkpoint_dir = str(Path(args.output_dir).resolve()) + "-checkpoints"
+
+
+#: ``datasets``' loader for each extension of a data file, as the transformers examples read
+#: their ``--train_file`` / ``--validation_file``.
+DATA_FILE_LOADERS = {".csv": "csv", ".json": "json", ".jsonl": "json", ".parquet": "parquet"}
+
+
+def read_data_file(path: str | os.PathLike):
+    """The rows of a CSV, JSON (a list or JSON lines) or Parquet file, as a
+    ``datasets.Dataset``; its format is told by its extension."""
+    import datasets
+
+    loader = DATA_FILE_LOADERS.get(Path(path).suffix.lower())
+    if loader is None:
+        raise SystemExit(f"{path}: not a data file ({', '.join(DATA_FILE_LOADERS)})")
+    return datasets.load_dataset(loader, data_files=str(path), split="train")
 
 
 # --- accelerator and logging ----------------------------------------------------------------
@@ -208,8 +295,9 @@ def setup_logging(name: str):
     return get_logger(name, log_level="INFO")
 
 
-def make_accelerator(args, **kwargs):
-    """The ``Accelerator`` of a training script.
+def make_accelerator(args):
+    """The ``Accelerator`` of a training script, in ``--mixed_precision``
+    (``accelerator.mixed_precision`` says which one it resolved to).
 
     The seedable sampler makes the shuffled order a function of the seed and the epoch, so a
     resumed run (``skip_first_batches``) sees exactly the batches it would have seen.
@@ -218,32 +306,19 @@ def make_accelerator(args, **kwargs):
     from accelerate.utils import DataLoaderConfiguration
 
     return Accelerator(
+        mixed_precision=resolve_mixed_precision(args.mixed_precision),
         gradient_accumulation_steps=args.gradient_accumulation_steps,
         log_with=args.report_to if args.with_tracking else None,
         # Beside the output folder, which is replaced whole at the end.
         project_dir=str(Path(args.output_dir).resolve()) + "-runs" if args.with_tracking else None,
         dataloader_config=DataLoaderConfiguration(use_seedable_sampler=True),
-        **kwargs,
     )
 
 
-MIXED_PRECISION_CHOICES = ("auto", "no", "fp16", "bf16")
-
-
-def add_mixed_precision_argument(parser: argparse.ArgumentParser, default: str) -> None:
-    """``--mixed_precision``, the same choices in every script (:func:`resolve_mixed_precision`
-    turns ``auto`` into what the machine has)."""
-    parser.add_argument(
-        "--mixed_precision",
-        default=default,
-        choices=MIXED_PRECISION_CHOICES,
-        help=f"the Accelerator's mixed precision; auto: bf16 on a GPU that has it, else fp16 "
-        f"on GPU, else none (default: {default})",
-    )
-
-
-def resolve_mixed_precision(choice: str) -> str:
-    """The Accelerator's ``mixed_precision`` for ``--mixed_precision`` `choice`."""
+def resolve_mixed_precision(choice: str | None) -> str | None:
+    """The Accelerator's ``mixed_precision`` for ``--mixed_precision`` `choice`: None (not
+    given) leaves it to Accelerate's launcher and config, ``auto`` picks what the machine
+    has."""
     if choice != "auto":
         return choice
     import torch
@@ -405,7 +480,8 @@ class TrainingRun:
     Sizes the schedule from the prepared (sharded) ``train_loader`` (:func:`training_steps`,
     :func:`create_scheduler`), starts the trackers, resumes from ``--resume_from_checkpoint``
     and keeps the :class:`StepLog`. A script loops over ``run.epochs()`` and, in each, over
-    ``run.batches(epoch)``; after each batch's optimizer and ``run.scheduler`` steps it calls
+    ``run.batches(epoch)``; between each batch's ``accelerator.backward`` and optimizer step it
+    calls ``run.clip_gradients(model)``, and after the optimizer and ``run.scheduler`` steps
     ``run.after_batch(loss, epoch)``, which says when the last step is done.
 
     ``extra_state`` is saved with every checkpoint and restored from it (``state``), for what
@@ -420,7 +496,6 @@ class TrainingRun:
         optimizer,
         train_loader,
         project: str,
-        default_warmup_share: float = 0.0,
     ):
         self.accelerator, self.args, self.logger = accelerator, args, logger
         self.train_loader = train_loader
@@ -431,8 +506,8 @@ class TrainingRun:
             args.max_train_steps,
         )
         self.num_warmup_steps = args.num_warmup_steps
-        if self.num_warmup_steps is None:
-            self.num_warmup_steps = int(default_warmup_share * self.total_steps)
+        if self.num_warmup_steps is None:  # add_training_arguments' warmup_share
+            self.num_warmup_steps = int(args.warmup_share * self.total_steps)
         self.scheduler = create_scheduler(
             accelerator, optimizer, args.lr_scheduler_type, self.num_warmup_steps, self.total_steps
         )
@@ -448,13 +523,21 @@ class TrainingRun:
             f"an epoch, {self.total_steps} in all, {self.num_warmup_steps} of warm-up"
         )
 
+    def clip_gradients(self, model) -> None:
+        """``--max_grad_norm``: clips `model`'s gradients to that global norm (0: leaves them
+        alone). Only once they are complete, at the batch that steps the optimizer: under
+        gradient accumulation the earlier batches' gradients are partial sums."""
+        if self.args.max_grad_norm > 0 and self.accelerator.sync_gradients:
+            self.accelerator.clip_grad_norm_(model.parameters(), self.args.max_grad_norm)
+
     def settings(self, *script_arguments: str) -> dict:
         """What ``metrics.json`` records of the run's settings: the optimisation arguments
-        every script shares (:data:`OPTIMISATION_SETTINGS`), the warm-up actually used, and
-        the script's own `script_arguments`."""
-        names = OPTIMISATION_SETTINGS + script_arguments
+        every script shares (:data:`OPTIMISATION_SETTINGS`), ``--validation_file``, the warm-up
+        and mixed precision actually used, and the script's own `script_arguments`."""
+        names = (*OPTIMISATION_SETTINGS, "validation_file", *script_arguments)
         return {name: getattr(self.args, name) for name in names} | {
-            "num_warmup_steps": self.num_warmup_steps
+            "num_warmup_steps": self.num_warmup_steps,
+            "mixed_precision": self.accelerator.mixed_precision,
         }
 
     def card_values(self) -> dict:

@@ -199,7 +199,7 @@ def train_args(tiny, out, *extra):
     return [
         "--train_file",
         str(train),
-        "--dev_file",
+        "--validation_file",
         str(dev),
         "--model_name_or_path",
         str(model),
@@ -215,6 +215,8 @@ def train_args(tiny, out, *extra):
         "32",
         "--per_device_eval_batch_size",
         "8",
+        "--max_grad_norm",
+        "2.0",
         *extra,
     ]
 
@@ -272,8 +274,8 @@ def test_model_card_has_eval_results(trained):
     results = header["model-index"][0]["results"][0]
     types = {m["type"]: m["value"] for m in results["metrics"]}
     assert set(types) == {f"top_{k}_accuracy" for k in (1, 5, 20, 100)}
-    assert results["dataset"]["split"] == "dev"  # --dev_split_name's default
-    assert types["top_1_accuracy"] == pytest.approx(metrics["dev"]["top_1"], abs=1e-4)
+    assert results["dataset"]["split"] == "validation"  # --validation_split_name's default
+    assert types["top_1_accuracy"] == pytest.approx(metrics["validation"]["top_1"], abs=1e-4)
     assert "| 1 |" in card
     assert header["library_name"] == "sentence-transformers"
 
@@ -399,7 +401,7 @@ def test_two_train_files_counted_and_trained_together(tiny, tmp_path):
     # tests' runs in this one use none.
     done = subprocess.run(
         [sys.executable, str(ROOT / "training" / "train_dpr.py"), *args,
-         "--dev_split_name", "held-out passages", "--mixed_precision", "bf16"],
+         "--validation_split_name", "held-out passages", "--mixed_precision", "bf16"],
         env=dict(os.environ, CUDA_VISIBLE_DEVICES="", PYTHONPATH=str(ROOT)),
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
@@ -411,8 +413,8 @@ def test_two_train_files_counted_and_trained_together(tiny, tmp_path):
     ]
     assert metrics["num_train"] == 16 and metrics["skipped_train_items"] == 1
     assert metrics["steps"] == len(metrics["losses"]) == 8  # 16 items / batch 4 × 2 epochs
-    assert metrics["mixed_precision"] == "bf16"
-    assert metrics["dev"]["split"] == "held-out passages"
+    assert metrics["settings"]["mixed_precision"] == "bf16"
+    assert metrics["validation"]["split"] == "held-out passages"
     card = (out / "README.md").read_text()
     assert "16 DPR-format items: `gold.json` (10 items), `synthetic.json` (6 items)" in card
     header = yaml.safe_load(card.split("---")[1])
@@ -424,25 +426,28 @@ def test_two_train_files_counted_and_trained_together(tiny, tmp_path):
 
 
 @pytest.mark.parametrize("pooling", ["cls", "mean"])
-def test_dev_passages_make_the_card_report_what_evaluate_dpr_measures(tiny, tmp_path, pooling):
-    """--dev_passages: the dev questions rank a whole passages file, and the figures are the
-    ones `namesake ecqg evaluate-dpr` gives the saved encoders on the same file (so the
-    exports pool as training did, CLS or mean)."""
+def test_validation_passages_make_the_card_report_what_evaluate_dpr_measures(
+    tiny, tmp_path, pooling
+):
+    """--validation_passages: the validation questions rank a whole passages file, and the
+    figures are the ones `namesake ecqg evaluate-dpr` gives the saved encoders on the same
+    file (so the exports pool as training did, CLS or mean)."""
     from namesake.ecqg.dpr.evaluation import DEFAULT_KS, evaluate_retrieval, model_dir_encoders
 
     passages = write_fact_passages(tmp_path / "passages.parquet")
     out = tmp_path / "dpr"
-    args = train_args(tiny, out, "--max_train_steps", "2", "--dev_passages", str(passages))
+    args = train_args(tiny, out, "--max_train_steps", "2", "--validation_passages", str(passages))
     metrics = load_script("train_dpr").main([*args, "--pooling", pooling])
     assert metrics["settings"]["pooling"] == pooling
     config = json.loads((out / "st_passage_encoder" / "1_Pooling" / "config.json").read_text())
     assert config["pooling_mode"] == pooling
-    assert metrics["dev"]["passages"] == len(FACTS) and metrics["dev"]["questions"] == 8
+    validation = metrics["validation"]
+    assert validation["passages"] == len(FACTS) and validation["questions"] == 8
     question, passage = model_dir_encoders(out)
     measured = evaluate_retrieval(passages, tiny[3], passage, question)
     assert measured["similarity"] == "dot"
     for k in DEFAULT_KS:
-        assert metrics["dev"][f"top_{k}"] == pytest.approx(measured["metrics"][f"top_{k}"])
+        assert validation[f"top_{k}"] == pytest.approx(measured["metrics"][f"top_{k}"])
     assert (
         f"ranking the {len(FACTS)} passages of `passages.parquet`"
         in (out / "README.md").read_text()

@@ -217,10 +217,11 @@ def test_train_qg_loss_decreases_and_reloads(trained):
     assert sum(losses[-3:]) / 3 < sum(losses[:3]) / 3
     assert metrics["train_data"]["malformed"] == 1
     assert metrics["train_data"]["examples"] + metrics["train_data"]["no_entity"] == 8
-    for name in ("config.json", "training_args.json", "metrics.json", "README.md"):
+    for name in ("config.json", "metrics.json", "README.md"):
         assert (out / name).exists(), name
-    args = json.loads((out / "training_args.json").read_text())
-    assert args["conditioned"] is True and args["learning_rate"] == 3e-3
+    settings = json.loads((out / "metrics.json").read_text())["settings"]
+    assert settings["conditioned"] is True and settings["learning_rate"] == 3e-3
+    assert settings["mixed_precision"] == "no" and settings["max_grad_norm"] == 0.0
     card = (out / "README.md").read_text()
     assert "entity: <e> passage: <p>" in card and "12 optimizer steps" in card
     assert "{{" not in card  # every placeholder of model_cards/question_generator.md filled

@@ -127,6 +127,29 @@ def test_outputs_metrics_and_card(trained):
     assert "| held-out mentions | n | accuracy@1 trained | accuracy@1 zero-shot |" in card
 
 
+def test_validation_file_holds_out_another_dumps_links(tiny, script, tmp_path):
+    """--validation_file: every link of --wikipedia is trained on; the held-out mentions are
+    the other dump's links, but for those of an article --wikipedia also has; its link targets
+    join the pages, with the opening words of its articles."""
+    held_out = write_dump(
+        tmp_path / "held_out.xml",
+        {
+            "Essay 0": "A trained article again links [[Jordan]] here.",
+            "Review 1": "The film [[Lincoln (2012 film)|Lincoln]] was shown. "
+            "The story of [[Paris (mythology)|Paris]] is old.",
+            "Review 2": "Fans of [[Freddie Mercury|Mercury]] gathered in [[Paris]].",
+            "Paris (mythology)": "'''Paris''' is a prince of Troy.",
+        },
+    )
+    out = tmp_path / "out"
+    extra = ["--validation_file", str(held_out), "--num_train_epochs", "1"]
+    metrics = script.main(train_args(tiny, out, *extra))
+    assert metrics["num_mentions"] == {"dump": 48, "train": 48, "held_out": 4}
+    assert metrics["num_pages"] == len(LINKS) + 1 and metrics["num_pages_with_text"] == 5
+    assert metrics["settings"]["validation_file"] == str(held_out)
+    assert "the links of the articles of `held_out.xml`" in (out / "README.md").read_text()
+
+
 def test_the_saved_folder_keeps_the_markers_whole(trained):
     from sentence_transformers import SentenceTransformer
 

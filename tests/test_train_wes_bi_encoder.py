@@ -13,7 +13,8 @@ import pytest
 import torch
 import yaml
 from conftest import load_script
-from test_train_wes_cross_encoder import CONFIG, SHARED_OPTIONS, SYNONYMS, wes_rows
+from test_train_wes_cross_encoder import CONFIG, SYNONYMS, wes_rows
+from test_training_scripts import SHARED_OPTIONS
 from tiny_models import accelerate_launch, assert_linear_schedule, save_tiny_bert, without_dropout
 
 ROOT = Path(__file__).parent.parent
@@ -246,6 +247,23 @@ def test_card_keeps_hub_ids(script):
     from namesake.bundled_models import MINILM_HUB_ID
 
     assert default["base_model"] == MINILM_HUB_ID
+
+
+def test_validation_file_replaces_the_validation_split(tiny, script, tmp_path):
+    """--validation_file (Parquet here, with a column the script ignores) is what each epoch
+    is validated on and where the cosine threshold is chosen."""
+    from namesake.wes.answer_scorer import read_scorer_config
+
+    rows = [row | {"note": ""} for row in wes_rows(SYNONYMS[19:22])]
+    held_out = tmp_path / "held_out.parquet"
+    datasets.Dataset.from_list(rows).to_parquet(str(held_out))
+    out = tmp_path / "out"
+    extra = ["--validation_file", str(held_out), "--num_train_epochs", "1"]
+    metrics = script.main(train_args(tiny, out, *extra, "--max_train_samples", "8"))
+    assert metrics["num_pairs"]["validation"] == len(rows) == 6
+    assert metrics["settings"]["validation_file"] == str(held_out)
+    assert metrics["final_validation"]["threshold"] == metrics["thresholds"]["bi_encoder"]
+    assert read_scorer_config(out)["threshold_chosen_on"] == str(held_out)
 
 
 # --- training ---

@@ -1,7 +1,6 @@
 """training/train_wes_cross_encoder.py on a tiny hand-made WES pairs dataset and a tiny BERT:
 outputs, card, metrics, resume from a checkpoint, and the schedule under two processes."""
 
-import argparse
 import json
 import math
 from pathlib import Path
@@ -171,6 +170,23 @@ def test_scorer_json_carries_the_validation_threshold(tiny, trained, script):
     assert scorer["threshold"] == pytest.approx(chosen, abs=1e-4)
 
 
+def test_validation_file_replaces_the_validation_split(tiny, script, tmp_path):
+    """--validation_file (JSON lines here) is what each epoch is validated on and where the
+    scorer's threshold is chosen."""
+    from namesake.wes.answer_scorer import read_scorer_config
+
+    rows = wes_rows(SYNONYMS[19:22])
+    held_out = tmp_path / "held_out.jsonl"
+    held_out.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    out = tmp_path / "out"
+    extra = ["--validation_file", str(held_out), "--num_train_epochs", "1"]
+    metrics = script.main(train_args(tiny, out, *extra, "--max_train_samples", "8"))
+    assert metrics["num_pairs"]["validation"] == len(rows) == 6
+    assert metrics["settings"]["validation_file"] == str(held_out)
+    assert len(metrics["validation"]) == 1
+    assert read_scorer_config(out)["threshold_chosen_on"] == str(held_out)
+
+
 def test_metrics_json_reports_every_scorer(trained):
     out, returned = trained
     metrics = json.loads((out / "metrics.json").read_text())
@@ -241,53 +257,6 @@ def test_resume_from_a_mid_training_checkpoint_matches(tiny, trained, script, tm
     assert resumed["validation"][-1]["accuracy"] == pytest.approx(
         metrics["validation"][-1]["accuracy"]
     )
-
-
-SHARED_OPTIONS = {
-    "--model_name_or_path",
-    "--per_device_train_batch_size",
-    "--per_device_eval_batch_size",
-    "--num_train_epochs",
-    "--max_train_steps",
-    "--learning_rate",
-    "--lr_scheduler_type",
-    "--num_warmup_steps",
-    "--gradient_accumulation_steps",
-    "--checkpointing_steps",
-    "--resume_from_checkpoint",
-    "--push_to_hub",
-    "--hub_model_id",
-    "--with_tracking",
-    "--output_dir",
-    "--seed",
-}
-
-
-@pytest.mark.parametrize("name", ["train_wes_cross_encoder", "train_qg", "train_dpr"])
-def test_training_scripts_share_one_argument_convention(name, monkeypatch):
-    """Every training script takes the transformers examples' option names, and every
-    option has help text."""
-    module = load_script(name)
-    parsers = []
-
-    def capture(self, args=None, namespace=None):
-        parsers.append(self)
-        raise SystemExit(0)
-
-    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", capture)
-    with pytest.raises(SystemExit):
-        module.parse_args([])
-    options = {
-        option: action
-        for action in parsers[0]._actions
-        for option in action.option_strings
-        if option.startswith("--") and option != "--help"
-    }
-    assert set(options) >= SHARED_OPTIONS
-    assert not {"--model", "--epochs", "--batch_size", "--max_steps", "--warmup_steps"} & set(
-        options
-    )
-    assert [o for o, action in options.items() if not action.help] == []
 
 
 def test_two_processes_schedule_and_steps_match_one(tiny, script, tmp_path):

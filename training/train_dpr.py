@@ -25,9 +25,11 @@ Outputs, in ``--output_dir`` (written to a temporary sibling, then renamed):
   training's pooling, dot-product similarity) for ``namesake retrieve --model OUT/st_passage_encoder
   --query-model OUT/st_question_encoder`` and ``DenseRetriever.build``;
 - ``metrics.json`` (settings, the training files with their item counts, loss and learning
-  rate per step, dev top-k accuracy) and ``README.md``, the model card from
-  ``model_cards/dpr.md`` (``model-index`` results, split ``--dev_split_name``, when
-  ``--dev_file`` is given).
+  rate per step, validation top-k accuracy) and ``README.md``, the model card from
+  ``model_cards/dpr.md`` (``model-index`` results, split ``--validation_split_name``, when
+  ``--validation_file`` is given). ``--dev_file``, ``--dev_split_name`` and ``--dev_passages``
+  are the deprecated names of ``--validation_file``, ``--validation_split_name`` and
+  ``--validation_passages``.
 
 ``--train_file`` takes several files (gold and synthetic questions for Mixed-DPR), whose items
 are trained on together. A file without a usable item stops the run, naming it: Mixed-DPR
@@ -42,17 +44,20 @@ Checkpoints (every ``--checkpointing_steps`` optimizer steps) go to ``CHECKPOINT
 one, step count and data order included.
 
     accelerate launch training/train_dpr.py --train_file train.json [synthetic.json ...] \\
-        --output_dir dpr [--if_empty error|explain] [--dev_file dev.json] \\
-        [--dev_split_name "held-out passages"] [--dev_passages passages.parquet] \\
+        --output_dir dpr [--if_empty error|explain] [--validation_file held-out.json] \\
+        [--validation_split_name "held-out passages"] \\
+        [--validation_passages passages.parquet] \\
         [--model_name_or_path PATH_OR_HUB_ID] \\
         [--question_model Q] [--passage_model P] [--shared] [--learning_rate 1e-5] \\
         [--num_train_epochs 10] [--per_device_train_batch_size 16] \\
         [--gradient_accumulation_steps 1] [--hard_negatives 1] [--max_length 256] [--seed 0] \\
         [--checkpointing_steps N] [--resume_from_checkpoint PATH|latest] [--max_train_steps N] \\
-        [--mixed_precision no|fp16|bf16|auto] [--push_to_hub --hub_model_id USER/NAME]
+        [--max_grad_norm 2.0] [--mixed_precision no|fp16|bf16|auto] \\
+        [--push_to_hub --hub_model_id USER/NAME]
 
 Paper settings: pre-training lr 1e-5, 10 epochs, batch 1024 (128 × accumulation 8), max length
-256; fine-tuning lr 2e-5, 40 epochs, batch 128.
+256; fine-tuning lr 2e-5, 40 epochs, batch 128. DPR's own recipe (facebookresearch/DPR) clips
+gradients at norm 2.0: ``--max_grad_norm 2.0`` (the shared default is no clipping).
 """
 
 from __future__ import annotations
@@ -92,10 +97,12 @@ def parse_args(argv=None):
         "all-MiniLM-L6-v2); --question_model/--passage_model override it per encoder",
         per_device_train_batch_size=16,
         per_device_eval_batch_size=64,
+        validation_help="DPR-format JSON whose top-k accuracy is reported after training",
         num_train_epochs=10,
         learning_rate=1e-5,
         num_warmup_steps=100,
     )
+    training.add_deprecated_alias(parser, "--dev_file", "--validation_file")
     parser.add_argument(
         "--train_file",
         required=True,
@@ -110,20 +117,19 @@ def parse_args(argv=None):
         "'explain': write OUTPUT_DIR/not_trained.json with the reason and exit 0 untrained",
     )
     parser.add_argument(
-        "--dev_file", default=None, help="DPR-format JSON whose top-k accuracy is reported"
+        "--validation_passages",
+        help="passages Parquet or KILT knowledge source that --validation_file's questions "
+        "rank (default: the validation items' own passages); the card then reports that "
+        "retrieval",
     )
     parser.add_argument(
-        "--dev_passages",
-        help="passages Parquet or KILT knowledge source that --dev_file's questions rank "
-        "(default: the dev items' own passages); the card then reports that retrieval",
+        "--validation_split_name",
+        default="validation",
+        help="what --validation_file is, as the model card's model-index names its split "
+        "(default: validation; 'held-out passages' for a `namesake ecqg split-gold` file)",
     )
-    parser.add_argument(
-        "--dev_split_name",
-        default="dev",
-        help="what --dev_file is, as the model card's model-index names its split "
-        "(default: dev; 'held-out passages' for a `namesake ecqg split-gold` held-out file)",
-    )
-    training.add_mixed_precision_argument(parser, default="no")
+    training.add_deprecated_alias(parser, "--dev_passages", "--validation_passages")
+    training.add_deprecated_alias(parser, "--dev_split_name", "--validation_split_name")
     parser.add_argument(
         "--question_model",
         default=None,
@@ -143,9 +149,6 @@ def parse_args(argv=None):
         default="cls",
         help="cls: DPR's [CLS] vector (default); mean: the token mean, for starting points "
         "trained with it (sentence-transformers models such as all-MiniLM-L6-v2)",
-    )
-    parser.add_argument(
-        "--max_grad_norm", type=float, default=2.0, help="gradient clipping norm (0: none)"
     )
     parser.add_argument(
         "--hard_negatives", type=int, default=1, help="hard negative passages per question"
@@ -177,13 +180,13 @@ def encode_texts(encode, tokenizer, texts, batch_size, max_length, device) -> to
     return torch.cat(out) if out else torch.zeros((0, 1))
 
 
-def dev_passages(items, args, separator: str) -> tuple[list[str], list[str]]:
-    """The passages dev questions are ranked against, as encoder inputs and as raw texts:
-    those of --dev_passages when given (the corpus evaluate-dpr ranks, so the card's figures
-    are that evaluation's), else the pool of the dev items' own positives and hard negatives,
-    deduplicated."""
-    if args.dev_passages:
-        documents = read_passage_documents(args.dev_passages)
+def validation_passages(items, args, separator: str) -> tuple[list[str], list[str]]:
+    """The passages validation questions are ranked against, as encoder inputs and as raw
+    texts: those of --validation_passages when given (the corpus evaluate-dpr ranks, so the
+    card's figures are that evaluation's), else the pool of the validation items' own
+    positives and hard negatives, deduplicated."""
+    if args.validation_passages:
+        documents = read_passage_documents(args.validation_passages)
         inputs = [passage_string({"title": d.title, "text": d.text}, separator) for d in documents]
         return inputs, [d.text for d in documents]
     pool: dict[str, str] = {}
@@ -193,10 +196,10 @@ def dev_passages(items, args, separator: str) -> tuple[list[str], list[str]]:
     return list(pool), list(pool.values())
 
 
-def evaluate_dev(model, tokenizer, items, args, device) -> dict:
-    """Top-k accuracy on the dev items: every dev question ranks the dev passages
-    (:func:`dev_passages`) by dot product."""
-    texts, raw_texts = dev_passages(items, args, tokenizer.sep_token or ".")
+def evaluate_validation(model, tokenizer, items, args, device) -> dict:
+    """Top-k accuracy on the validation items: every validation question ranks the
+    validation passages (:func:`validation_passages`) by dot product."""
+    texts, raw_texts = validation_passages(items, args, tokenizer.sep_token or ".")
     model.eval()
     p = encode_texts(
         model.encode_passages,
@@ -226,33 +229,34 @@ def render_model_card(args, metrics: dict, base: dict, run) -> str:
     from huggingface_hub import EvalResult
 
     model_id = run.card_values()["model_id"]
-    dev = metrics.get("dev")
+    validation = metrics.get("validation")
     eval_results = None
-    results = "No dev file was given: no evaluation results."
-    if dev:
+    results = "No validation file was given: no evaluation results."
+    if validation:
         eval_results = [
             EvalResult(
                 task_type="text-retrieval",
                 task_name="Passage retrieval",
                 dataset_type="dpr-dev",
-                dataset_name=Path(args.dev_file).name,
-                dataset_split=args.dev_split_name,
+                dataset_name=Path(args.validation_file).name,
+                dataset_split=args.validation_split_name,
                 metric_type=f"top_{k}_accuracy",
                 metric_name=f"Top-{k} accuracy",
-                metric_value=round(dev[f"top_{k}"], 4),
+                metric_value=round(validation[f"top_{k}"], 4),
             )
             for k in DEFAULT_KS
         ]
         rows = ["| k | top-k accuracy |", "|---:|---:|"]
-        rows += [f"| {k} | {dev[f'top_{k}']:.3f} |" for k in DEFAULT_KS]
+        rows += [f"| {k} | {validation[f'top_{k}']:.3f} |" for k in DEFAULT_KS]
         pool = (
-            f"the {dev['passages']:,} passages of `{Path(args.dev_passages).name}`"
-            if args.dev_passages
-            else f"the pool of its {dev['passages']} passages"
+            f"the {validation['passages']:,} passages of `{Path(args.validation_passages).name}`"
+            if args.validation_passages
+            else f"the pool of its {validation['passages']} passages"
         )
         results = (
-            f"On `{Path(args.dev_file).name}` ({args.dev_split_name}: {dev['questions']} "
-            f"questions ranking {pool} by dot product):\n\n" + "\n".join(rows)
+            f"On `{Path(args.validation_file).name}` ({args.validation_split_name}: "
+            f"{validation['questions']} questions ranking {pool} by dot product):\n\n"
+            + "\n".join(rows)
         )
     hub_bases = [b for b in dict.fromkeys(map(training.hub_id, base.values())) if b]
     return training.render_card(
@@ -278,7 +282,7 @@ def render_model_card(args, metrics: dict, base: dict, run) -> str:
         results=results,
         hard_negatives=args.hard_negatives,
         max_length=args.max_length,
-        mixed_precision=metrics["mixed_precision"],
+        mixed_precision=metrics["settings"]["mixed_precision"],
         **run.card_values(),
     )
 
@@ -311,8 +315,7 @@ def explain_not_trained(accelerator, args, reason: str) -> None:
 
 def main(argv=None):
     args = parse_args(argv)
-    mixed_precision = training.resolve_mixed_precision(args.mixed_precision)
-    accelerator = training.make_accelerator(args, mixed_precision=mixed_precision)
+    accelerator = training.make_accelerator(args)
     set_seed(args.seed)
     started = time.time()
 
@@ -330,7 +333,7 @@ def main(argv=None):
     # --- data ---
     try:
         items, train_files = read_train_files(args.train_file)
-        dev_items = read_dpr_file(args.dev_file) if args.dev_file else None
+        validation_items = read_dpr_file(args.validation_file) if args.validation_file else None
     except DPRFileError as error:
         sys.exit(str(error))
     empty = [f for f in train_files if not f["items"]]
@@ -345,11 +348,11 @@ def main(argv=None):
     skipped = sum(f["skipped"] for f in train_files)
     logger.info(
         f"distributed: {accelerator.distributed_type.value}, "
-        f"{accelerator.num_processes} process(es), mixed precision {mixed_precision}; train "
-        "items: "
+        f"{accelerator.num_processes} process(es), mixed precision "
+        f"{accelerator.mixed_precision}; train items: "
         + ", ".join(f"{f['items']} from {f['path']}" for f in train_files)
         + f", {skipped} skipped"
-        + (f"; dev items: {len(dev_items)}" if dev_items is not None else "")
+        + (f"; validation items: {len(validation_items)}" if validation_items is not None else "")
     )
 
     tokenizer = AutoTokenizer.from_pretrained(question_path)
@@ -408,8 +411,7 @@ def main(argv=None):
                 q, p = model(batch["questions"], batch["passages"])
                 loss = dpr_loss(gather_with_grad(q), gather_with_grad(p))
                 accelerator.backward(loss * accelerator.num_processes)
-                if accelerator.sync_gradients and args.max_grad_norm:
-                    accelerator.clip_grad_norm_(model.parameters(), args.max_grad_norm)
+                run.clip_gradients(model)
                 optimizer.step()
                 run.scheduler.step()
                 optimizer.zero_grad()
@@ -420,30 +422,38 @@ def main(argv=None):
             epoch_losses.append(running / count)
             logger.info(f"epoch {epoch + 1}: mean loss {epoch_losses[-1]:.4f}")
 
-    # --- dev evaluation (main process) and save ---
+    # --- validation (main process) and save ---
     accelerator.wait_for_everyone()
     unwrapped = accelerator.unwrap_model(model)
-    dev = None
-    if dev_items and accelerator.is_main_process:
-        dev = evaluate_dev(unwrapped, tokenizer, dev_items, args, accelerator.device)
-        dev["split"] = args.dev_split_name
+    validation = None
+    if validation_items and accelerator.is_main_process:
+        validation = evaluate_validation(
+            unwrapped, tokenizer, validation_items, args, accelerator.device
+        )
+        validation["split"] = args.validation_split_name
         logger.info(
-            "dev: " + ", ".join(f"{k} {v:.3f}" for k, v in dev.items() if k.startswith("top"))
+            "validation: "
+            + ", ".join(f"{k} {v:.3f}" for k, v in validation.items() if k.startswith("top"))
         )
     metrics = {
         "base_models": base,
         "train_files": train_files,
-        "dev_file": args.dev_file,
         "num_train": len(items),
         "skipped_train_items": skipped,
-        "mixed_precision": mixed_precision,
         "filled_hard_negatives": filled,
         "num_processes": accelerator.num_processes,
         "steps": run.completed_steps,
         **run.log.state(),
         "epoch_losses": epoch_losses,
-        "dev": dev,
-        "settings": run.settings("shared", "pooling", "hard_negatives", "max_length"),
+        "validation": validation,
+        "settings": run.settings(
+            "validation_split_name",
+            "validation_passages",
+            "shared",
+            "pooling",
+            "hard_negatives",
+            "max_length",
+        ),
         "train_seconds": round(time.time() - started, 1),
     }
 

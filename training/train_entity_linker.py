@@ -9,7 +9,10 @@ the one the Makefile uses) is a training mention: its link text marked in its se
 its title and opening words (``namesake.linking``). The pages are every link target; a target
 whose article is not in the dump is known by its title only. Source articles are split: the
 links of ``--held_out_share`` of them are held out whole for evaluation, so no held-out
-article's link is trained on.
+article's link is trained on. With ``--validation_file`` (another pages-articles dump) every
+link of ``--wikipedia`` is trained on and the held-out mentions are the links of the
+validation dump's articles instead, but for those of articles ``--wikipedia`` also has; the
+pages are then the link targets of both.
 
 The encoder is one sentence-transformers model for both sides (``--model_name_or_path``,
 default the bundled all-MiniLM-L6-v2), its embeddings L2-normalised (cosine).
@@ -41,8 +44,9 @@ title only), and the mentions one gets right and the other wrong. Outputs, in
         [--wikipedia DUMP.xml.bz2] [--model_name_or_path PATH_OR_HUB_ID] \\
         [--num_train_epochs 1] [--per_device_train_batch_size 32] [--learning_rate 2e-5] \\
         [--max_train_mentions N] [--max_eval_mentions N] [--same_name_negatives 3] \\
-        [--held_out_share 0.1] [--max_length 64] [--scale 20] [--seed 0] \\
-        [--checkpointing_steps N] [--resume_from_checkpoint latest] \\
+        [--held_out_share 0.1 | --validation_file HELD_OUT_DUMP.xml.bz2] [--max_length 64] \\
+        [--scale 20] [--seed 0] [--checkpointing_steps N] [--resume_from_checkpoint latest] \\
+        [--max_grad_norm 1.0] [--mixed_precision no|fp16|bf16|auto] \\
         [--push_to_hub --hub_model_id USER/NAME]
 """
 
@@ -50,6 +54,7 @@ from __future__ import annotations
 
 import argparse
 import random
+import sys
 import time
 from collections import Counter
 from pathlib import Path
@@ -78,7 +83,6 @@ from namesake.linking.wiki_mentions import read_link_data, split_by_source
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_WIKIPEDIA = ROOT / "tests" / "data" / "enwiki-sample-pages-articles.xml.bz2"
 CARD_TEMPLATE = ROOT / "model_cards" / "entity_linker.md"
-WARMUP_SHARE = 0.1
 TOP_K = (1, 10)
 #: wrong links listed in metrics.json, per direction (trained loses / trained wins)
 EXAMPLES = 20
@@ -96,13 +100,14 @@ def parse_args(argv=None):
         parser,
         model_help="sentence encoder to start from, path or Hub id (default: the bundled "
         "all-MiniLM-L6-v2)",
+        validation_help="pages-articles dump whose links are the held-out mentions, instead of "
+        "--held_out_share of --wikipedia's articles (its articles that --wikipedia also has "
+        "are left out)",
         per_device_train_batch_size=32,
         per_device_eval_batch_size=128,
         num_train_epochs=1,
         learning_rate=2e-5,
-        num_warmup_steps=None,
-        warmup_help="linear warm-up steps (optimizer steps) before the schedule's peak "
-        "(default: 10%% of the training steps)",
+        warmup_share=0.1,
         weight_decay=0.01,
     )
     parser.add_argument(
@@ -130,7 +135,8 @@ def parse_args(argv=None):
         "--held_out_share",
         type=float,
         default=0.1,
-        help="share of source articles whose links are held out for evaluation",
+        help="share of source articles whose links are held out for evaluation (without "
+        "--validation_file)",
     )
     parser.add_argument(
         "--max_train_mentions",
@@ -154,8 +160,12 @@ def parse_args(argv=None):
         parser.error("--context_words and --same_name_negatives must be at least 0")
     if not 0 < args.held_out_share < 1:
         parser.error("--held_out_share must be between 0 and 1")
-    if not Path(args.wikipedia).is_file():
-        parser.error(f"--wikipedia {args.wikipedia}: no such file")
+    for option, path in (
+        ("--wikipedia", args.wikipedia),
+        ("--validation_file", args.validation_file),
+    ):
+        if path is not None and not Path(path).is_file():
+            parser.error(f"{option} {path}: no such file")
     return args
 
 
@@ -266,7 +276,8 @@ def card_data(args, trained: dict, model_id: str = "") -> dict:
             task_type="entity-linking",
             task_name="Entity linking (Wikipedia link mentions)",
             dataset_type="wikipedia",
-            dataset_name=f"Wikipedia links of held-out articles ({Path(args.wikipedia).name})",
+            dataset_name="Wikipedia links of held-out articles "
+            f"({Path(args.validation_file or args.wikipedia).name})",
             dataset_split="held-out articles",
             metric_type=f"accuracy@{k}",
             metric_name=f"Accuracy@{k}",
@@ -288,6 +299,25 @@ def card_data(args, trained: dict, model_id: str = "") -> dict:
     }
 
 
+def split_mentions(args, data, show_progress: bool):
+    """``(training mentions, held-out mentions, pages)``. Without ``--validation_file``, the
+    links of ``--held_out_share`` of ``--wikipedia``'s articles are held out. With it, every
+    link of ``--wikipedia`` is trained on and the held-out mentions are the validation dump's,
+    but for those of articles ``--wikipedia`` also has (trained on, so not held out); the pages
+    are the link targets of both, with opening words from whichever dump has the article."""
+    if args.validation_file is None:
+        train, held_out = split_by_source(data.mentions, args.held_out_share, seed=args.seed)
+        return train, held_out, data.pages
+    validation = read_link_data(args.validation_file, args.page_words, show_progress)
+    trained_sources = {m.source for m in data.mentions}
+    held_out = [m for m in validation.mentions if m.source not in trained_sources]
+    if not held_out:
+        sys.exit(f"{args.validation_file}: no link in an article that --wikipedia lacks")
+    titles = dict.fromkeys([*data.pages, *validation.pages])
+    pages = {title: data.pages.get(title) or validation.pages.get(title, "") for title in titles}
+    return list(data.mentions), held_out, pages
+
+
 def main(argv=None):
     args = parse_args(argv)
     accelerator = training.make_accelerator(args)
@@ -296,24 +326,21 @@ def main(argv=None):
     base_model = args.model_name_or_path or training.BUNDLED_HUB_ID
     started = time.time()
 
-    # --- data: link mentions, split by source article; pages: every link target ---
-    data = read_link_data(
-        args.wikipedia, args.page_words, show_progress=accelerator.is_local_main_process
-    )
-    train_mentions, eval_mentions = split_by_source(
-        data.mentions, args.held_out_share, seed=args.seed
-    )
+    # --- data: link mentions, held out by source article; pages: every link target ---
+    show_progress = accelerator.is_local_main_process
+    data = read_link_data(args.wikipedia, args.page_words, show_progress=show_progress)
+    train_mentions, eval_mentions, pages = split_mentions(args, data, show_progress)
     random.Random(args.seed).shuffle(train_mentions)
     random.Random(args.seed + 1).shuffle(eval_mentions)
     train_mentions = train_mentions[: args.max_train_mentions]
     eval_mentions = eval_mentions[: args.max_eval_mentions]
-    titles = list(data.pages)
+    titles = list(pages)
     page_numbers = {title: number for number, title in enumerate(titles)}
     namesakes = SameNameIndex(titles, Counter(m.target for m in train_mentions))
     logger.info(
         f"{len(data.mentions)} link mentions of {len({m.source for m in data.mentions})} "
         f"articles; training on {len(train_mentions)}, evaluating on {len(eval_mentions)} "
-        f"(held-out articles); {len(titles)} pages, {sum(map(bool, data.pages.values()))} "
+        f"(held-out articles); {len(titles)} pages, {sum(map(bool, pages.values()))} "
         "with opening words"
     )
 
@@ -322,7 +349,7 @@ def main(argv=None):
     markers = mention_markers(model.tokenizer)
     preprocess = model.preprocess  # `model` becomes the prepared (wrapped) module below
     separator = page_separator(model)
-    page_texts = [page_input(t, data.pages[t], separator, args.page_words) for t in titles]
+    page_texts = [page_input(t, pages[t], separator, args.page_words) for t in titles]
 
     def mention_text(mention) -> str:
         return mark_mention(
@@ -377,7 +404,7 @@ def main(argv=None):
         model, optimizer, train_loader, page_loader, mention_loader
     )
     eval_golds = np.array([page_numbers[m.target] for m in eval_mentions], dtype=np.int64)
-    masks = slices(eval_mentions, data.pages, namesakes)
+    masks = slices(eval_mentions, pages, namesakes)
 
     def embeddings(loader, what: str) -> torch.Tensor:
         """Embeddings of a loader's texts, gathered from every process, in order."""
@@ -406,13 +433,7 @@ def main(argv=None):
     )
 
     run = training.TrainingRun(
-        accelerator,
-        args,
-        logger,
-        optimizer,
-        train_loader,
-        "train_entity_linker",
-        default_warmup_share=WARMUP_SHARE,
+        accelerator, args, logger, optimizer, train_loader, "train_entity_linker"
     )
 
     # --- training ---
@@ -434,6 +455,7 @@ def main(argv=None):
                     args.scale,
                 )
                 accelerator.backward(loss * accelerator.num_processes)
+                run.clip_gradients(model)
                 optimizer.step()
                 run.scheduler.step()
                 optimizer.zero_grad()
@@ -468,7 +490,7 @@ def main(argv=None):
             "held_out": len(eval_mentions),
         },
         "num_pages": len(titles),
-        "num_pages_with_text": sum(map(bool, data.pages.values())),
+        "num_pages_with_text": sum(map(bool, pages.values())),
         "settings": run.settings(
             "max_length",
             "context_words",
@@ -497,17 +519,28 @@ def main(argv=None):
 
     def card() -> str:
         values = run.card_values()
+        wikipedia = f"`{Path(args.wikipedia).name}`"
+        if args.validation_file:
+            held_out = (
+                f"{len(eval_mentions):,} held-out mentions: the links of the articles of "
+                f"`{Path(args.validation_file).name}` that {wikipedia} does not have"
+            )
+        else:
+            held_out = (
+                f"{len(eval_mentions):,} held-out mentions from a {args.held_out_share:g} share "
+                "of the source articles, held out whole (no held-out article's link was "
+                "trained on)"
+            )
         return training.render_card(
             CARD_TEMPLATE,
             card_data(args, trained, values["model_id"]),
             base_model_text=f"`{base_model}`",
-            wikipedia=f"`{Path(args.wikipedia).name}`",
+            wikipedia=wikipedia,
             results_table=table,
             n_train=f"{len(train_mentions):,}",
-            n_held_out=f"{len(eval_mentions):,}",
+            held_out=held_out,
             n_pages=f"{len(titles):,}",
             n_pages_with_text=f"{metrics['num_pages_with_text']:,}",
-            held_out_share=f"{args.held_out_share:g}",
             same_name_negatives=args.same_name_negatives,
             scale=f"{args.scale:g}",
             max_length=args.max_length,

@@ -12,13 +12,14 @@ DPR-format training file (``question``, ``answers``, ``positive_ctxs``; JSON lis
 - target ``question: <q> answer: <a>`` (the first answer).
 
 Items with missing fields are counted and skipped with their index (``--strict`` stops instead).
-Paper defaults: lr 3e-5, 3 epochs, batch 24, source length 1024; bf16 (or fp16) on GPU.
+Paper defaults: lr 3e-5, 3 epochs, batch 24, source length 1024; on GPU, ``--mixed_precision
+auto`` trains in bf16 (or fp16), as the paper did.
 ``--checkpointing_steps N`` saves the full training state every N optimizer steps to
 ``CHECKPOINT_DIR/step_N`` (default ``OUTPUT_DIR-checkpoints``); ``--resume_from_checkpoint
 PATH|latest`` continues from one, skipping the batches already seen. Outputs, in
 ``--output_dir`` (written to a temporary sibling folder, then renamed): the model and
-tokenizer (``save_pretrained``), ``training_args.json``, ``metrics.json`` (losses and learning
-rate per optimizer step) and a ``README.md`` card from ``model_cards/question_generator.md``.
+tokenizer (``save_pretrained``), ``metrics.json`` (the run's settings, losses and learning rate
+per optimizer step) and a ``README.md`` card from ``model_cards/question_generator.md``.
 
 ``--validation_file`` (same format; ``namesake ecqg split-gold``'s held-out file, whose
 passages the training file never has) is scored after every epoch and at the end: the mean
@@ -30,7 +31,8 @@ card's ``model-index`` (split ``--validation_split_name``).
         [--num_train_epochs 3] [--per_device_train_batch_size 24] [--learning_rate 3e-5] \\
         [--max_train_steps N] [--checkpointing_steps N] [--resume_from_checkpoint latest] \\
         [--validation_file held-out.json [--validation_split_name "held-out passages"]] \\
-        [--mixed_precision auto|no|fp16|bf16] [--push_to_hub --hub_model_id USER/NAME]
+        [--max_grad_norm 1.0] [--mixed_precision auto|no|fp16|bf16] \\
+        [--push_to_hub --hub_model_id USER/NAME]
 """
 
 from __future__ import annotations
@@ -60,11 +62,6 @@ def parse_args(argv=None):
     parser = argparse.ArgumentParser(description="Train a (entity-conditioned) question generator.")
     parser.add_argument("--train_file", required=True, help="DPR-format training file")
     parser.add_argument(
-        "--validation_file",
-        default=None,
-        help="DPR-format file whose loss and perplexity are reported per epoch and at the end",
-    )
-    parser.add_argument(
         "--validation_split_name",
         default="validation",
         help="what --validation_file is, as the model card's model-index names its split "
@@ -74,6 +71,8 @@ def parse_args(argv=None):
         parser,
         model_help="AutoModelForSeq2SeqLM to fine-tune, path or Hub id",
         model_default=DEFAULT_MODEL,
+        validation_help="DPR-format file whose loss and perplexity are reported per epoch and "
+        "at the end",
         per_device_train_batch_size=24,
         per_device_eval_batch_size=24,
         num_train_epochs=3,
@@ -104,7 +103,6 @@ def parse_args(argv=None):
     parser.add_argument(
         "--max_target_length", type=int, default=64, help="target tokens kept (truncation)"
     )
-    training.add_mixed_precision_argument(parser, default="auto")
     parser.add_argument("--strict", action="store_true", help="stop at a malformed DPR item")
     parser.add_argument(
         "--max_train_samples", type=int, default=None, help="train on the first N examples only"
@@ -165,8 +163,7 @@ def validation_results(validation: dict | None) -> tuple[list | None, str]:
 
 def main(argv=None):
     args = parse_args(argv)
-    mixed_precision = training.resolve_mixed_precision(args.mixed_precision)
-    accelerator = training.make_accelerator(args, mixed_precision=mixed_precision)
+    accelerator = training.make_accelerator(args)
     set_seed(args.seed)
     started = time.time()
 
@@ -257,7 +254,7 @@ def main(argv=None):
         return {"loss": loss, "perplexity": math.exp(loss), "tokens": tokens}
 
     logger.info(
-        f"training {len(train_examples)} examples, mixed precision {mixed_precision}, "
+        f"training {len(train_examples)} examples, mixed precision {accelerator.mixed_precision}, "
         f"device {accelerator.device}"
     )
     history, seen_examples = [], 0
@@ -268,6 +265,7 @@ def main(argv=None):
             with accelerator.accumulate(model):
                 loss = model(**batch).loss
                 accelerator.backward(loss)
+                run.clip_gradients(model)
                 optimizer.step()
                 run.scheduler.step()
                 optimizer.zero_grad()
@@ -299,7 +297,6 @@ def main(argv=None):
     metrics = {
         "base_model": args.model_name_or_path,
         "conditioned": args.conditioned,
-        "mixed_precision": mixed_precision,
         "num_processes": accelerator.num_processes,
         "train_data": train_stats,
         "validation_data": validation_stats,
@@ -307,6 +304,15 @@ def main(argv=None):
         "steps": run.completed_steps,
         **run.log.state(),
         "epochs": history,
+        "settings": run.settings(
+            "validation_split_name",
+            "conditioned",
+            "spacy_model",
+            "max_source_length",
+            "max_target_length",
+            "max_train_samples",
+            "strict",
+        ),
         "examples_per_second": seen_examples / train_seconds if train_seconds > 0 else None,
         "train_seconds": round(train_seconds, 2),
         "total_seconds": round(time.time() - started, 2),
@@ -315,8 +321,6 @@ def main(argv=None):
     def write(folder: Path):
         accelerator.unwrap_model(model).save_pretrained(folder, save_function=accelerator.save)
         tokenizer.save_pretrained(folder)
-        settings = dict(vars(args), mixed_precision_resolved=mixed_precision)
-        training.write_json(folder / "training_args.json", settings)
 
     def card() -> str:
         model_id = run.card_values()["model_id"]

@@ -50,6 +50,8 @@ exact match and token F1 (as in ``train_wes_cross_encoder.py``). Outputs, in ``-
 - ``README.md``: the model card, filled from ``model_cards/wes_bi_encoder.md`` (with a
   ``model-index`` of the test results).
 
+``--validation_file`` (CSV, JSON lines or Parquet with the same columns) replaces the
+dataset's validation split: the per-epoch validation and the thresholds then come from it.
 ``--checkpointing_steps N`` saves the full training state every N optimizer steps to
 ``CHECKPOINT_DIR/step_N`` (default ``OUTPUT_DIR-checkpoints``); ``--resume_from_checkpoint
 PATH|latest`` continues from one.
@@ -58,8 +60,9 @@ PATH|latest`` continues from one.
         --config 2018thresh5pairs --output_dir wes-bi-encoder \\
         [--model_name_or_path PATH_OR_HUB_ID] [--num_train_epochs 1] \\
         [--per_device_train_batch_size 32] [--learning_rate 2e-5] [--max_length 64] [--seed 0] \\
-        [--scale 20] [--max_train_samples N] [--checkpointing_steps N] \\
-        [--resume_from_checkpoint latest] [--push_to_hub --hub_model_id USER/NAME]
+        [--scale 20] [--max_train_samples N] [--validation_file PAIRS.parquet] \\
+        [--checkpointing_steps N] [--resume_from_checkpoint latest] [--max_grad_norm 1.0] \\
+        [--mixed_precision no|fp16|bf16|auto] [--push_to_hub --hub_model_id USER/NAME]
 """
 
 from __future__ import annotations
@@ -88,7 +91,6 @@ from namesake.wes.thresholds import best_threshold, binary_metrics
 CARD_TEMPLATE = Path(__file__).resolve().parent.parent / "model_cards" / "wes_bi_encoder.md"
 COLUMNS = ["article", "link_text", "is_same"]
 TOKEN_F1_THRESHOLD = 0.5
-WARMUP_SHARE = 0.1
 logger = training.setup_logging(__name__)
 
 
@@ -105,13 +107,14 @@ def parse_args(argv=None):
         parser,
         model_help="sentence encoder to start from, path or Hub id (default: the bundled "
         "all-MiniLM-L6-v2); mean pooling and L2 normalisation are added",
+        validation_help="pairs (CSV, JSON lines or Parquet; article, link_text, is_same) that "
+        "replace the dataset's validation split: per-epoch validation and the cosine "
+        "thresholds of the trained and the starting model",
         per_device_train_batch_size=32,
         per_device_eval_batch_size=128,
         num_train_epochs=1,
         learning_rate=2e-5,
-        num_warmup_steps=None,
-        warmup_help="linear warm-up steps (optimizer steps) before the schedule's peak "
-        "(default: 10%% of the training steps)",
+        warmup_share=0.1,
         weight_decay=0.01,
     )
     parser.add_argument(
@@ -300,6 +303,8 @@ def main(argv=None):
 
     # --- data: any config with article, link_text, is_same (other columns ignored) ---
     raw = datasets.load_dataset(args.dataset, args.config)
+    if args.validation_file:
+        raw["validation"] = training.read_data_file(args.validation_file)
     for split in ("train", "validation", "test"):
         if split not in raw:
             sys.exit(f"{args.dataset} / {args.config} has no {split!r} split (has {list(raw)})")
@@ -389,13 +394,7 @@ def main(argv=None):
     )
 
     run = training.TrainingRun(
-        accelerator,
-        args,
-        logger,
-        optimizer,
-        train_loader,
-        "train_wes_bi_encoder",
-        default_warmup_share=WARMUP_SHARE,
+        accelerator, args, logger, optimizer, train_loader, "train_wes_bi_encoder"
     )
     history = list(run.state.get("validation", []))
     run.extra_state["validation"] = history
@@ -431,6 +430,7 @@ def main(argv=None):
                     args.scale,
                 )
                 accelerator.backward(loss * accelerator.num_processes)
+                run.clip_gradients(model)
                 optimizer.step()
                 run.scheduler.step()
                 optimizer.zero_grad()
@@ -485,7 +485,7 @@ def main(argv=None):
         "train_seconds": round(time.time() - started, 1),
     }
     local_dataset = training.hub_id(args.dataset) is None
-    chosen_on = f"validation split of {args.dataset}/{args.config}"
+    chosen_on = args.validation_file or f"validation split of {args.dataset}/{args.config}"
 
     def write(folder: Path):
         save_sentence_transformer(

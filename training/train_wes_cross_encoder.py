@@ -26,6 +26,8 @@ temporary sibling folder first, then renamed, so a crash never leaves half a mod
   with the best accuracy on the validation split (the scorer's decision threshold);
 - ``README.md``: the model card, filled from ``model_cards/wes_cross_encoder.md``.
 
+``--validation_file`` (CSV, JSON lines or Parquet with the same columns) replaces the
+dataset's validation split: the per-epoch validation and both thresholds then come from it.
 ``--checkpointing_steps N`` saves the full training state every N optimizer steps to
 ``CHECKPOINT_DIR/step_N`` (default ``OUTPUT_DIR-checkpoints``); ``--resume_from_checkpoint
 PATH|latest`` continues from one.
@@ -37,8 +39,9 @@ the kind and threshold from ``scorer.json``.
         --config 2018thresh5pairs --output_dir wes-cross-encoder \\
         [--model_name_or_path PATH_OR_HUB_ID] [--num_train_epochs 1] \\
         [--per_device_train_batch_size 32] [--learning_rate 5e-5] [--max_length 64] [--seed 0] \\
-        [--max_train_samples N] [--checkpointing_steps N] [--resume_from_checkpoint latest] \\
-        [--push_to_hub --hub_model_id USER/NAME]
+        [--max_train_samples N] [--validation_file PAIRS.parquet] [--checkpointing_steps N] \\
+        [--resume_from_checkpoint latest] [--max_grad_norm 1.0] \\
+        [--mixed_precision no|fp16|bf16|auto] [--push_to_hub --hub_model_id USER/NAME]
 """
 
 from __future__ import annotations
@@ -68,7 +71,6 @@ from namesake.wes.thresholds import (  # one definition, shared with `namesake w
 CARD_TEMPLATE = Path(__file__).resolve().parent.parent / "model_cards" / "wes_cross_encoder.md"
 CROSS_ENCODER_THRESHOLD = 0.5
 TOKEN_F1_THRESHOLD = 0.5
-WARMUP_SHARE = 0.1
 logger = training.setup_logging(__name__)
 
 
@@ -81,13 +83,14 @@ def parse_args(argv=None):
     training.add_training_arguments(
         parser,
         model_help="encoder to start from, path or Hub id (default: the bundled all-MiniLM-L6-v2)",
+        validation_help="pairs (CSV, JSON lines or Parquet; article, link_text, is_same) that "
+        "replace the dataset's validation split: per-epoch validation, the scorer's threshold "
+        "and the cosine baseline's",
         per_device_train_batch_size=32,
         per_device_eval_batch_size=128,
         num_train_epochs=1,
         learning_rate=5e-5,
-        num_warmup_steps=None,
-        warmup_help="linear warm-up steps (optimizer steps) before the schedule's peak "
-        "(default: 10%% of the training steps)",
+        warmup_share=0.1,
         weight_decay=0.01,
     )
     parser.add_argument(
@@ -160,6 +163,8 @@ def main(argv=None):
 
     # --- data: the *pairs config of a WES dataset folder or Hub id ---
     raw = datasets.load_dataset(args.dataset, args.config)
+    if args.validation_file:
+        raw["validation"] = training.read_data_file(args.validation_file)
     for split in ("train", "validation", "test"):
         if split not in raw:
             sys.exit(f"{args.dataset} / {args.config} has no {split!r} split (has {list(raw)})")
@@ -215,13 +220,7 @@ def main(argv=None):
         model, optimizer, train_loader, validation_loader, test_loader
     )
     run = training.TrainingRun(
-        accelerator,
-        args,
-        logger,
-        optimizer,
-        train_loader,
-        "train_wes_cross_encoder",
-        default_warmup_share=WARMUP_SHARE,
+        accelerator, args, logger, optimizer, train_loader, "train_wes_cross_encoder"
     )
     history = list(run.state.get("validation", []))
     run.extra_state["validation"] = history
@@ -264,6 +263,7 @@ def main(argv=None):
                 labels = batch.pop("labels")
                 loss = loss_fn(model(**batch).logits.squeeze(-1), labels)
                 accelerator.backward(loss)
+                run.clip_gradients(model)
                 optimizer.step()
                 run.scheduler.step()
                 optimizer.zero_grad()
@@ -347,7 +347,8 @@ def main(argv=None):
             "cross-encoder",
             scorer_threshold,
             score="sigmoid",
-            threshold_chosen_on=f"validation split of {args.dataset}/{args.config}",
+            threshold_chosen_on=args.validation_file
+            or f"validation split of {args.dataset}/{args.config}",
             base_model=base_model,
             dataset=args.dataset,
             config=args.config,
