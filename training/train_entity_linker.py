@@ -67,6 +67,7 @@ from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 
 from namesake import training
+from namesake.bundled_models import MINILM_HUB_ID, minilm_path
 from namesake.ecqg.dpr.modeling import gather_with_grad
 from namesake.linking.inputs import (
     CONTEXT_WORDS,
@@ -290,7 +291,7 @@ def card_data(args, trained: dict, model_id: str = "") -> dict:
         "pipeline_tag": "sentence-similarity",
         "license": args.license,
         "base_model": training.hub_id(args.model_name_or_path)
-        or (training.BUNDLED_HUB_ID if args.model_name_or_path is None else None),
+        or (MINILM_HUB_ID if args.model_name_or_path is None else None),
         "language": ["en"],
         "metrics": ["accuracy"],
         "tags": ["sentence-transformers", "bi-encoder", "entity-linking", "blink", "amber"],
@@ -322,8 +323,8 @@ def main(argv=None):
     args = parse_args(argv)
     accelerator = training.make_accelerator(args)
     set_seed(args.seed)
-    model_path = args.model_name_or_path or training.bundled_model_path()
-    base_model = args.model_name_or_path or training.BUNDLED_HUB_ID
+    model_path = args.model_name_or_path or minilm_path()
+    base_model = args.model_name_or_path or MINILM_HUB_ID
     started = time.time()
 
     # --- data: link mentions, held out by source article; pages: every link target ---
