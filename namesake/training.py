@@ -13,12 +13,14 @@ do; what would otherwise be written five times, and drift apart, lives here:
 - :func:`make_accelerator`, :func:`setup_logging`: the ``Accelerator`` (``--mixed_precision``
   through :func:`resolve_mixed_precision`; seedable sampler, so a resumed run sees the same
   batches; trackers with ``--with_tracking``) and accelerate's ``get_logger`` logging;
-- :func:`training_steps` and :func:`create_scheduler`: the learning-rate schedule sized right
-  under any number of processes;
+- :func:`create_optimizer`, :func:`training_steps` and :func:`create_scheduler`: AdamW, and
+  the learning-rate schedule sized right under any number of processes;
 - :class:`TrainingRun`: a loop's schedule, position (epochs left, batches to skip after a
-  resume), gradient clipping (``--max_grad_norm``) and checkpoints, with a :class:`StepLog` of
-  the loss and learning rate of every optimizer step for ``metrics.json``, the console and the
-  trackers, and the run's settings for ``metrics.json``;
+  resume), optimizer step with gradient clipping (``--max_grad_norm``) and checkpoints, with a
+  :class:`StepLog` of the loss and learning rate of every optimizer step for ``metrics.json``,
+  the console and the trackers, and the run's part of ``metrics.json`` (settings, steps, that
+  log, per-epoch validation);
+- :func:`freeze_unused_pooler`: an encoder that DistributedDataParallel accepts;
 - :func:`read_data_file`: a ``--validation_file`` in CSV, JSON (lines) or Parquet;
 - :func:`rng_untouched`: evaluation during training that leaves the RNG alone, so a resumed
   run continues exactly;
@@ -217,6 +219,19 @@ def add_deprecated_alias(parser: argparse.ArgumentParser, old: str, new: str) ->
     )
 
 
+#: The defaults of the three scripts that fine-tune a small sentence encoder on pairs or
+#: mentions (the WES cross- and bi-encoder, the entity linker), for add_training_arguments:
+#: one recipe, kept in one place so that the three stay comparable (each picks its learning
+#: rate).
+ENCODER_FINE_TUNING_DEFAULTS = {
+    "per_device_train_batch_size": 32,
+    "per_device_eval_batch_size": 128,
+    "num_train_epochs": 1,
+    "warmup_share": 0.1,
+    "weight_decay": 0.01,
+}
+
+
 # The arguments of add_training_arguments that shape the optimisation: each metrics.json
 # records them (TrainingRun.settings), so that runs compare under the same names.
 OPTIMISATION_SETTINGS = (
@@ -295,15 +310,18 @@ def setup_logging(name: str):
 
 def make_accelerator(args):
     """The ``Accelerator`` of a training script, in ``--mixed_precision``
-    (``accelerator.mixed_precision`` says which one it resolved to).
+    (``accelerator.mixed_precision`` says which one it resolved to), with every RNG seeded
+    with ``--seed``.
 
     The seedable sampler makes the shuffled order a function of the seed and the epoch, so a
-    resumed run (``skip_first_batches``) sees exactly the batches it would have seen.
+    resumed run (``skip_first_batches``) sees exactly the batches it would have seen. It takes
+    its seed from torch's when the loaders are prepared, which is why the seeding belongs here,
+    before any script builds a loader.
     """
     from accelerate import Accelerator
-    from accelerate.utils import DataLoaderConfiguration
+    from accelerate.utils import DataLoaderConfiguration, set_seed
 
-    return Accelerator(
+    accelerator = Accelerator(
         mixed_precision=resolve_mixed_precision(args.mixed_precision),
         gradient_accumulation_steps=args.gradient_accumulation_steps,
         log_with=args.report_to if args.with_tracking else None,
@@ -311,6 +329,8 @@ def make_accelerator(args):
         project_dir=str(Path(args.output_dir).resolve()) + "-runs" if args.with_tracking else None,
         dataloader_config=DataLoaderConfiguration(use_seedable_sampler=True),
     )
+    set_seed(args.seed)
+    return accelerator
 
 
 def resolve_mixed_precision(choice: str | None) -> str | None:
@@ -384,6 +404,14 @@ def create_scheduler(
     return accelerator.prepare(scheduler)
 
 
+def create_optimizer(model, args):
+    """AdamW over :func:`optimizer_groups`, at ``--learning_rate`` with ``--weight_decay``: the
+    one optimizer every script trains with, built in one place."""
+    import torch
+
+    return torch.optim.AdamW(optimizer_groups(model, args.weight_decay), lr=args.learning_rate)
+
+
 def optimizer_groups(model, weight_decay: float) -> list[dict]:
     """AdamW parameter groups: no weight decay on biases and layer norms (BERT's recipe).
 
@@ -398,6 +426,18 @@ def optimizer_groups(model, weight_decay: float) -> list[dict]:
         },
         {"params": [p for n, p in params if any(k in n for k in no_decay)], "weight_decay": 0.0},
     ]
+
+
+def freeze_unused_pooler(model) -> None:
+    """Freezes a transformers encoder's pooler (BERT's ``pooler``), if it has one.
+
+    The encoders trained with mean pooling never use it, and DistributedDataParallel refuses
+    trainable parameters that get no gradient. It stays in the model, so the saved folder loads
+    without newly initialised weights.
+    """
+    pooler = getattr(model, "pooler", None)
+    if pooler is not None:
+        pooler.requires_grad_(False)
 
 
 def epoch_batches(accelerator, loader, epoch: int, start_epoch: int, skip_batches: int):
@@ -478,12 +518,12 @@ class TrainingRun:
     Sizes the schedule from the prepared (sharded) ``train_loader`` (:func:`training_steps`,
     :func:`create_scheduler`), starts the trackers, resumes from ``--resume_from_checkpoint``
     and keeps the :class:`StepLog`. A script loops over ``run.epochs()`` and, in each, over
-    ``run.batches(epoch)``; between each batch's ``accelerator.backward`` and optimizer step it
-    calls ``run.clip_gradients(model)``, and after the optimizer and ``run.scheduler`` steps
-    ``run.after_batch(loss, epoch)``, which says when the last step is done.
+    ``run.batches(epoch)``; each batch's loss goes to ``run.backward_and_step(loss, model)``
+    (inside ``accelerator.accumulate``) and then to ``run.after_batch(loss, epoch)``, which
+    says when the last step is done.
 
-    ``extra_state`` is saved with every checkpoint and restored from it (``state``), for what
-    a script reports beyond the per-step log (per-epoch validation, say).
+    What a script reports beyond the per-step log (per-epoch validation, say) goes in a
+    :meth:`checkpointed_list`, saved with every checkpoint and restored on resume.
     """
 
     def __init__(
@@ -496,7 +536,7 @@ class TrainingRun:
         project: str,
     ):
         self.accelerator, self.args, self.logger = accelerator, args, logger
-        self.train_loader = train_loader
+        self.optimizer, self.train_loader = optimizer, train_loader
         self.steps_per_epoch, self.total_steps = training_steps(
             len(train_loader),
             args.num_train_epochs,
@@ -515,7 +555,7 @@ class TrainingRun:
         )
         self.completed_steps = self.state["completed_steps"]
         self.log = StepLog(accelerator, args, logger, self.state)
-        self.extra_state: dict = {}
+        self._checkpointed_lists: dict[str, list] = {}
         logger.info(
             f"{accelerator.num_processes} process(es), {self.steps_per_epoch} optimizer steps "
             f"an epoch, {self.total_steps} in all, {self.num_warmup_steps} of warm-up"
@@ -528,14 +568,47 @@ class TrainingRun:
         if self.args.max_grad_norm > 0 and self.accelerator.sync_gradients:
             self.accelerator.clip_grad_norm_(model.parameters(), self.args.max_grad_norm)
 
-    def settings(self, *script_arguments: str) -> dict:
+    def backward_and_step(self, loss, model) -> None:
+        """A batch's ``accelerator.backward(loss)`` and what follows it, inside
+        ``accelerator.accumulate``: :meth:`clip_gradients`, the optimizer and schedule steps,
+        and the gradients zeroed; the same in every script, so written once. Under gradient
+        accumulation the prepared optimizer and scheduler skip the batches that do not step, so
+        a script calls it for every batch."""
+        self.accelerator.backward(loss)
+        self.clip_gradients(model)
+        self.optimizer.step()
+        self.scheduler.step()
+        self.optimizer.zero_grad()
+
+    def checkpointed_list(self, key: str) -> list:
+        """A list the script appends to (its per-epoch validation, say), saved under ``key``
+        with every checkpoint and restored from the one a run resumed from, so that
+        ``metrics.json`` reports the whole run however it was interrupted."""
+        values = list(self.state.get(key, []))
+        self._checkpointed_lists[key] = values
+        return values
+
+    def settings(self, *script_arguments: str, **script_settings) -> dict:
         """What ``metrics.json`` records of the run's settings: the optimisation arguments
         every script shares (:data:`OPTIMISATION_SETTINGS`), ``--validation_file``, the warm-up
-        and mixed precision actually used, and the script's own `script_arguments`."""
+        and mixed precision actually used, the script's own `script_arguments` and the
+        settings it derived (`script_settings`)."""
         names = (*OPTIMISATION_SETTINGS, "validation_file", *script_arguments)
         return {name: getattr(self.args, name) for name in names} | {
             "num_warmup_steps": self.num_warmup_steps,
             "mixed_precision": self.accelerator.mixed_precision,
+            **script_settings,
+        }
+
+    def report(self, *script_arguments: str, **script_settings) -> dict:
+        """The run's own part of ``metrics.json``, under the same keys in every script: its
+        ``settings`` (:meth:`settings`), the optimizer ``steps`` made, the per-step log
+        (:class:`StepLog`) and every :meth:`checkpointed_list`."""
+        return {
+            "settings": self.settings(*script_arguments, **script_settings),
+            "steps": self.completed_steps,
+            **self.log.state(),
+            **self._checkpointed_lists,
         }
 
     def card_values(self) -> dict:
@@ -572,12 +645,22 @@ class TrainingRun:
     def done(self) -> bool:
         return self.completed_steps >= self.total_steps
 
-    def epochs(self):
-        """The epochs still to train, from the one a resumed run stopped in."""
+    def epochs(self, end_of_epoch: Callable[[int], None] | None = None):
+        """The epochs still to train, from the one a resumed run stopped in.
+
+        ``end_of_epoch(epoch)`` (a script's per-epoch validation, say) runs after each epoch's
+        batches. A checkpoint taken at an epoch's last step is saved before it, so a run
+        resumed from one first calls it for that epoch: the resumed run reports what the
+        uninterrupted one would have.
+        """
+        if end_of_epoch is not None and self.start_epoch > 0 and not self.skip_batches:
+            end_of_epoch(self.start_epoch - 1)
         for epoch in range(self.start_epoch, self.args.num_train_epochs):
             if self.done:
                 return
             yield epoch
+            if end_of_epoch is not None:
+                end_of_epoch(epoch)
 
     def batches(self, epoch: int):
         return epoch_batches(
@@ -599,7 +682,7 @@ class TrainingRun:
                 self.accelerator,
                 self.args.checkpoint_dir,
                 self.completed_steps,
-                {**self.log.state(), **self.extra_state},
+                {**self.log.state(), **self._checkpointed_lists},
             )
         return self.done
 

@@ -6,6 +6,7 @@ import bz2
 import gzip
 import json
 from pathlib import Path
+from xml.sax.saxutils import escape
 
 import msgspec
 
@@ -144,6 +145,25 @@ def write_kilt(path, pages: list[dict]) -> Path:
     with _open(path, "wt") as f:
         for record in pages:
             f.write(json.dumps(record) + "\n")
+    return path
+
+
+def write_dump(
+    path: Path, articles: dict[str, str], redirects: dict[str, str] | None = None
+) -> Path:
+    """A plain pages-articles dump: articles (title -> wikitext) and redirects."""
+    pages = [
+        f"<page><title>{escape(t)}</title><ns>0</ns><id>{n}</id>"
+        f"<revision><text>{escape(text)}</text></revision></page>"
+        for n, (t, text) in enumerate(articles.items(), 1)
+    ]
+    pages += [
+        f'<page><title>{escape(t)}</title><ns>0</ns><id>{1000 + n}</id><redirect title="'
+        f'{escape(target)}" /><revision><text>#REDIRECT [[{escape(target)}]]</text></revision>'
+        "</page>"
+        for n, (t, target) in enumerate((redirects or {}).items())
+    ]
+    path.write_text("<mediawiki>" + "".join(pages) + "</mediawiki>", encoding="utf-8")
     return path
 
 

@@ -3,12 +3,11 @@ mentions of a dump, the split by source article, same-name negatives, the retrie
 saving, and `namesake retrieve --retriever link` / `namesake amber compare --linker`."""
 
 import json
-from pathlib import Path
-from xml.sax.saxutils import escape
 
 import numpy as np
 import pytest
 from conftest import SAMPLE_KILT, WIKIPEDIA_EXCERPT
+from dumps import write_dump
 from tiny_models import save_tiny_bert
 
 from namesake.cli import main
@@ -26,25 +25,6 @@ from namesake.linking.same_name import SameNameIndex, name_key
 from namesake.linking.wiki_mentions import read_link_data, split_by_source
 from namesake.retrieval.bm25 import BM25Retriever
 from namesake.retrieval.corpus import Document
-
-
-def write_dump(
-    path: Path, articles: dict[str, str], redirects: dict[str, str] | None = None
-) -> Path:
-    """A plain pages-articles dump: articles (title -> wikitext) and redirects."""
-    pages = [
-        f"<page><title>{escape(t)}</title><ns>0</ns><id>{n}</id>"
-        f"<revision><text>{escape(text)}</text></revision></page>"
-        for n, (t, text) in enumerate(articles.items(), 1)
-    ]
-    pages += [
-        f'<page><title>{escape(t)}</title><ns>0</ns><id>{1000 + n}</id><redirect title="'
-        f'{escape(target)}" /><revision><text>#REDIRECT [[{escape(target)}]]</text></revision>'
-        "</page>"
-        for n, (t, target) in enumerate((redirects or {}).items())
-    ]
-    path.write_text("<mediawiki>" + "".join(pages) + "</mediawiki>", encoding="utf-8")
-    return path
 
 
 @pytest.fixture(scope="module")

@@ -8,16 +8,13 @@ from pathlib import Path
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import load_script
-from test_entity_linker import write_dump
-from tiny_models import accelerate_launch, assert_linear_schedule, save_tiny_bert, without_dropout
+import training_runs as runs
+from dumps import write_dump
+from tiny_models import save_tiny_bert, without_dropout
 
 from namesake.linking.linker import EntityLinkRetriever
 from namesake.retrieval.corpus import Document
 from namesake.training import OPTIMISATION_SETTINGS
-
-ROOT = Path(__file__).parent.parent
-SCRIPT = ROOT / "training" / "train_entity_linker.py"
 
 # (link text, target): namesakes of Lincoln, Paris, Mercury and Jordan
 LINKS = [
@@ -49,9 +46,7 @@ def make_dump(path: Path) -> Path:
     return write_dump(path, articles, {"Lincoln (film)": "Lincoln (2012 film)"})
 
 
-@pytest.fixture(scope="module")
-def script():
-    return load_script("train_entity_linker")
+script = runs.script_fixture("train_entity_linker")
 
 
 @pytest.fixture(scope="module")
@@ -79,6 +74,7 @@ def train_args(tiny, out, *extra, model=None):
 
 @pytest.fixture(scope="module")
 def trained(tiny, tmp_path_factory, script):
+    """One run of 6 epochs, 6 words of context a side: (output folder, returned metrics)."""
     out = tmp_path_factory.mktemp("linker_out") / "entity-linker"
     metrics = script.main(train_args(tiny, out, "--num_train_epochs", "6", "--context_words", "6"))
     return out, metrics
@@ -109,7 +105,7 @@ def test_loss_is_cross_entropy_over_gold_namesakes_and_batch_pages(script):
 
 def test_outputs_metrics_and_card(trained):
     out, metrics = trained
-    assert json.loads((out / "metrics.json").read_text()) == json.loads(json.dumps(metrics))
+    assert runs.read_metrics(out) == json.loads(json.dumps(metrics))
     assert metrics["num_mentions"] == {"dump": 48, "train": 36, "held_out": 12}
     assert metrics["num_pages"] == len(LINKS) and metrics["num_pages_with_text"] == 4
     held_out = metrics["held_out"]
@@ -188,18 +184,10 @@ def test_two_processes_match_one(tiny, script, tmp_path):
     the gathered global batch, the same losses, up to float noise."""
     model = without_dropout(tiny[1], tmp_path / "no-dropout")
     extra = ["--num_warmup_steps", "2", "--max_train_mentions", "24"]
-    out = tmp_path / "two"
-    accelerate_launch(
-        SCRIPT,
-        train_args(tiny, out, "--per_device_train_batch_size", "4", *extra, model=model),
+    two, one = runs.two_processes_and_one(
+        script, lambda out, *more: train_args(tiny, out, *extra, *more, model=model), tmp_path
     )
-    two = json.loads((out / "metrics.json").read_text())
-    one = script.main(train_args(tiny, tmp_path / "one", *extra, model=model))
-    assert two["num_processes"] == 2 and one["num_processes"] == 1
-    assert two["steps"] == one["steps"] == 6
-    assert_linear_schedule(two["learning_rates"], 1e-3, warmup=2, steps=6)
-    assert two["learning_rates"] == pytest.approx(one["learning_rates"])
-    assert two["losses"] == pytest.approx(one["losses"], rel=1e-3, abs=1e-4)
+    runs.assert_same_training(two, one, steps=6, warmup=2, peak=1e-3)
     for model_name in ("trained", "zero_shot"):
         assert two["held_out"][model_name] == one["held_out"][model_name]
 

@@ -2,85 +2,30 @@
 the sentence-transformers folder and scorer.json, card and metrics, learning, resume from a
 checkpoint, and two processes against one."""
 
-import argparse
 import json
 import math
-from pathlib import Path
 
 import datasets
 import numpy as np
 import pytest
 import torch
-import yaml
-from conftest import load_script
-from test_train_wes_cross_encoder import CONFIG, SYNONYMS, wes_rows
-from test_training_scripts import SHARED_OPTIONS
-from tiny_models import accelerate_launch, assert_linear_schedule, save_tiny_bert, without_dropout
+import training_runs as runs
+from tiny_models import without_dropout
+from wes_data import (
+    CONFIG,
+    HARD_CONFIG,
+    SYNONYMS,
+    assert_local_scorer_card_header,
+    checked_test_metrics,
+    train_args,
+    wes_fixtures,
+    wes_rows,
+)
 
-ROOT = Path(__file__).parent.parent
-SCRIPT = ROOT / "training" / "train_wes_bi_encoder.py"
-HARD_CONFIG = CONFIG.replace("pairs", "hardpairs")
+from namesake.wes.thresholds import roc_auc
 
-
-def make_wes_folder(root: Path) -> Path:
-    """The cross-encoder tests' tiny WES folder, plus a *hardpairs config: the same rows with
-    an extra `negative_kind` column, which the script must ignore."""
-    splits = {"train": SYNONYMS[:14], "validation": SYNONYMS[14:19], "test": SYNONYMS[19:]}
-    configs = []
-    for config in (CONFIG, HARD_CONFIG):
-        for split, pairs in splits.items():
-            rows = wes_rows(pairs)
-            if config == HARD_CONFIG:
-                rows = [r | {"negative_kind": "" if r["is_same"] else "random"} for r in rows]
-            path = root / config / f"{split}-00000-of-00001.parquet"
-            path.parent.mkdir(parents=True, exist_ok=True)
-            datasets.Dataset.from_list(rows).to_parquet(str(path))
-        configs.append(
-            {
-                "config_name": config,
-                "data_files": [{"split": s, "path": f"{config}/{s}-*.parquet"} for s in splits],
-            }
-        )
-    header = yaml.safe_dump({"configs": configs})
-    (root / "README.md").write_text("---\n" + header + "---\n# tiny WES\n")
-    return root
-
-
-@pytest.fixture(scope="module")
-def script():
-    return load_script("train_wes_bi_encoder")
-
-
-@pytest.fixture(scope="module")
-def tiny(tmp_path_factory):
-    """The tiny WES folder and the tiny BERT (a bare encoder, as a bi-encoder starts from)."""
-    tmp = tmp_path_factory.mktemp("wes_bi")
-    return make_wes_folder(tmp / "wes"), save_tiny_bert(tmp / "tiny-bert")
-
-
-def train_args(tiny, out, *extra, config=CONFIG, model=None):
-    data, tiny_model = tiny
-    return [
-        "--dataset", str(data),
-        "--config", config,
-        "--model_name_or_path", str(model or tiny_model),
-        "--output_dir", str(out),
-        "--num_train_epochs", "2",
-        "--per_device_train_batch_size", "8",
-        "--learning_rate", "1e-3",
-        "--max_length", "24",
-        "--seed", "0",
-        *extra,
-    ]  # fmt: skip
-
-
-@pytest.fixture(scope="module")
-def trained(tiny, tmp_path_factory, script):
-    """One tiny run on the *hardpairs config (extra column), checkpointed every 2 steps:
-    (output folder, returned metrics)."""
-    out = tmp_path_factory.mktemp("wes_bi_out") / "out" / "wes-bi-encoder"
-    metrics = script.main(train_args(tiny, out, "--checkpointing_steps", "2", config=HARD_CONFIG))
-    return out, metrics
+# `trained`: a run on the *hardpairs config, whose extra column the script must ignore
+script, tiny, trained = wes_fixtures("train_wes_bi_encoder", config=HARD_CONFIG)
 
 
 def cosines(model_path, articles, texts) -> np.ndarray:
@@ -188,22 +133,15 @@ def test_output_is_a_sentence_transformer_with_scorer_json(tiny, trained):
     scores = cosines(out, validation["article"], validation["link_text"])
     assert np.all((scores >= -1 - 1e-5) & (scores <= 1 + 1e-5))
     final = metrics["final_validation"]
-    assert load_script("train_wes_cross_encoder").roc_auc(
-        validation["is_same"], scores
-    ) == pytest.approx(final["roc_auc"])
+    assert roc_auc(validation["is_same"], scores) == pytest.approx(final["roc_auc"])
     assert np.mean((scores >= scorer["threshold"]) == np.asarray(validation["is_same"])) == (
         pytest.approx(final["accuracy"])
     )
 
 
 def test_metrics_json_reports_every_scorer(trained):
-    out, returned = trained
-    metrics = json.loads((out / "metrics.json").read_text())
-    assert metrics["test"] == json.loads(json.dumps(returned["test"]))
+    metrics = checked_test_metrics(*trained)
     assert set(metrics["test"]) == {"bi_encoder", "zero_shot", "exact_match", "token_f1"}
-    for scorer, m in metrics["test"].items():
-        assert set(m) == {"accuracy", "f1", "roc_auc", "threshold"}, scorer
-        assert 0 <= m["accuracy"] <= 1 and 0 <= m["f1"] <= 1 and 0 <= m["roc_auc"] <= 1
     assert metrics["num_pairs"] == {"train": 28, "validation": 10, "test": 10}
     assert metrics["config"] == HARD_CONFIG and metrics["steps"] == 8
     assert [e["epoch"] for e in metrics["validation"]] == [1, 2]
@@ -215,13 +153,9 @@ def test_metrics_json_reports_every_scorer(trained):
 
 def test_model_card_has_model_index(trained):
     out, metrics = trained
-    card = (out / "README.md").read_text()
-    assert "{{" not in card
-    header = yaml.safe_load(card.split("---")[1])
-    assert header["library_name"] == "sentence-transformers"
+    header, card = runs.read_card(out)
+    assert_local_scorer_card_header(header)
     assert header["pipeline_tag"] == "sentence-similarity"
-    assert header["metrics"] == ["accuracy", "f1", "roc_auc"]
-    assert "base_model" not in header and "datasets" not in header  # local paths
     (index,) = header["model-index"]
     assert index["name"] == "wes-bi-encoder"
     (result,) = index["results"]
@@ -237,16 +171,11 @@ def test_model_card_has_model_index(trained):
     assert f"cosine ≥ {metrics['thresholds']['bi_encoder']:.3f}" in card
 
 
-def test_card_keeps_hub_ids(script):
-    args = script.parse_args(
-        ["--dataset", "org/wes", "--output_dir", "y", "--model_name_or_path", "org/model"]
-    )
+def test_card_keeps_hub_ids(script, tmp_path):
+    args = script.parse_args(["--dataset", "org/wes", "--output_dir", "y"])
     header = script.card_data(args, "org/model")
     assert header["base_model"] == "org/model" and header["datasets"] == ["org/wes"]
-    default = script.card_data(script.parse_args(["--dataset", "x", "--output_dir", "y"]), "")
-    from namesake.bundled_models import MINILM_HUB_ID
-
-    assert default["base_model"] == MINILM_HUB_ID
+    assert script.card_data(args, str(tmp_path))["base_model"] is None  # a local folder
 
 
 def test_validation_file_replaces_the_validation_split(tiny, script, tmp_path):
@@ -275,7 +204,6 @@ def test_training_learns_the_training_pairs(tiny, script, tmp_path):
     out = tmp_path / "learn"
     script.main(train_args(tiny, out, "--num_train_epochs", "6", "--max_eval_samples", "4"))
     train = datasets.load_dataset(str(tiny[0]), CONFIG)["train"]
-    roc_auc = load_script("train_wes_cross_encoder").roc_auc
     before = roc_auc(train["is_same"], cosines(tiny[1], train["article"], train["link_text"]))
     after = roc_auc(train["is_same"], cosines(out, train["article"], train["link_text"]))
     assert after >= before + 0.2 and after >= 0.85, (before, after)
@@ -288,18 +216,9 @@ def test_resume_from_a_mid_training_checkpoint_matches(tiny, trained, script, tm
     (A resume in mid epoch sees the same batches, but with dropout it trains on other noise:
     the skipping loader's iterator draws its seed from the restored RNG.)"""
     out, metrics = trained
-    checkpoints = out.parent / f"{out.name}-checkpoints"
-    assert sorted(p.name for p in checkpoints.iterdir()) == [f"step_{n}" for n in (2, 4, 6, 8)]
+    assert runs.checkpoint_steps(out) == [2, 4, 6, 8]
     resumed = script.main(
-        train_args(
-            tiny,
-            tmp_path / "resumed",
-            "--checkpoint_dir",
-            str(checkpoints),
-            "--resume_from_checkpoint",
-            str(checkpoints / "step_4"),
-            config=HARD_CONFIG,
-        )
+        train_args(tiny, tmp_path / "resumed", *runs.resume_arguments(out, 4), config=HARD_CONFIG)
     )
     assert resumed["steps"] == 8 and resumed["loss_steps"] == list(range(1, 9))
     assert resumed["losses"] == pytest.approx(metrics["losses"], rel=1e-4, abs=1e-5)
@@ -322,18 +241,10 @@ def test_two_processes_match_one(tiny, script, tmp_path):
     the gathered global batch, the same losses and the same trained model, up to float noise."""
     model = without_dropout(tiny[1], tmp_path / "no-dropout")
     extra = ["--num_warmup_steps", "2", "--max_train_samples", "24"]
-    out = tmp_path / "two"
-    accelerate_launch(
-        SCRIPT,
-        train_args(tiny, out, "--per_device_train_batch_size", "4", *extra, model=model),
+    two, one = runs.two_processes_and_one(
+        script, lambda out, *more: train_args(tiny, out, *extra, *more, model=model), tmp_path
     )
-    two = json.loads((out / "metrics.json").read_text())
-    one = script.main(train_args(tiny, tmp_path / "one", *extra, model=model))
-    assert two["num_processes"] == 2 and one["num_processes"] == 1
-    assert two["steps"] == one["steps"] == 6
-    assert_linear_schedule(two["learning_rates"], 1e-3, warmup=2, steps=6)
-    assert two["learning_rates"] == pytest.approx(one["learning_rates"])
-    assert two["losses"] == pytest.approx(one["losses"], rel=1e-3, abs=1e-4)
+    runs.assert_same_training(two, one, steps=6, warmup=2, peak=1e-3)
     assert two["thresholds"]["bi_encoder"] == pytest.approx(
         one["thresholds"]["bi_encoder"], abs=1e-3
     )
@@ -345,24 +256,12 @@ def test_two_processes_match_one(tiny, script, tmp_path):
 # --- arguments ---
 
 
-def test_arguments_follow_the_shared_convention(script, monkeypatch):
-    parsers = []
-
-    def capture(self, args=None, namespace=None):
-        parsers.append(self)
-        raise SystemExit(0)
-
-    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", capture)
-    with pytest.raises(SystemExit):
-        script.parse_args([])
-    options = {
-        option: action
-        for action in parsers[0]._actions
-        for option in action.option_strings
-        if option.startswith("--") and option != "--help"
-    }
-    assert set(options) >= SHARED_OPTIONS | {"--dataset", "--config", "--max_length"}
-    assert [o for o, action in options.items() if not action.help] == []
+def test_arguments_add_the_data_and_loss_options(script, monkeypatch):
+    """Beside the shared options (test_training_scripts.py checks those in every script)."""
+    options = runs.script_options(script, monkeypatch)
+    assert {"--dataset", "--config", "--max_length", "--scale", "--max_train_samples"} <= set(
+        options
+    )
 
 
 def test_bad_arguments_are_refused(script):

@@ -14,6 +14,7 @@ from types import SimpleNamespace
 import pytest
 import torch
 from conftest import load_script
+from training_runs import SHARED_OPTIONS, script_options
 
 from namesake import training
 
@@ -25,33 +26,6 @@ SCRIPTS = [
     "train_wes_bi_encoder",
     "train_wes_cross_encoder",
 ]
-#: What add_training_arguments gives every script, under the transformers examples' names.
-SHARED_OPTIONS = {
-    "--model_name_or_path",
-    "--output_dir",
-    "--validation_file",
-    "--per_device_train_batch_size",
-    "--per_device_eval_batch_size",
-    "--num_train_epochs",
-    "--max_train_steps",
-    "--learning_rate",
-    "--weight_decay",
-    "--lr_scheduler_type",
-    "--num_warmup_steps",
-    "--gradient_accumulation_steps",
-    "--max_grad_norm",
-    "--mixed_precision",
-    "--seed",
-    "--logging_steps",
-    "--checkpointing_steps",
-    "--checkpoint_dir",
-    "--resume_from_checkpoint",
-    "--with_tracking",
-    "--report_to",
-    "--license",
-    "--push_to_hub",
-    "--hub_model_id",
-}
 DPR_REQUIRED = ["--train_file", "train.json", "--output_dir", "out"]
 
 
@@ -72,22 +46,7 @@ def test_help_lists_the_shared_options(name):
 def test_training_scripts_share_one_argument_convention(name, monkeypatch):
     """Every training script takes the transformers examples' option names, and every
     option has help text."""
-    module = load_script(name)
-    parsers = []
-
-    def capture(self, args=None, namespace=None):
-        parsers.append(self)
-        raise SystemExit(0)
-
-    monkeypatch.setattr(argparse.ArgumentParser, "parse_args", capture)
-    with pytest.raises(SystemExit):
-        module.parse_args([])
-    options = {
-        option: action
-        for action in parsers[0]._actions
-        for option in action.option_strings
-        if option.startswith("--") and option != "--help"
-    }
+    options = script_options(load_script(name), monkeypatch)
     assert set(options) >= SHARED_OPTIONS
     assert not {"--model", "--epochs", "--batch_size", "--max_steps", "--warmup_steps"} & set(
         options
@@ -184,10 +143,9 @@ def test_clip_gradients_once_the_accumulated_gradients_are_complete():
 
 @pytest.mark.parametrize("name", SCRIPTS)
 def test_every_script_applies_mixed_precision_and_clipping(name):
-    """The scripts are linear, transformers-example style, so each writes its own optimizer
-    step: each must build its Accelerator from the arguments (``--mixed_precision``) and clip
-    between ``backward`` and the optimizer step (``--max_grad_norm``)."""
+    """The scripts are linear, transformers-example style, so each writes its own training
+    loop: each must build its Accelerator from the arguments (``--mixed_precision``) and
+    step through the run, whose step clips (``--max_grad_norm``)."""
     source = (ROOT / "training" / f"{name}.py").read_text()
     assert "training.make_accelerator(args)" in source
-    step = r"accelerator\.backward\(.*\)\n\s+run\.clip_gradients\(model\)\n\s+optimizer\.step\(\)"
-    assert re.search(step, source)
+    assert re.search(r"\n\s+run\.backward_and_step\(loss.*, model\)\n", source)

@@ -68,7 +68,6 @@ import time
 from pathlib import Path
 
 import torch
-from accelerate.utils import set_seed
 from torch.utils.data import DataLoader
 from transformers import AutoTokenizer
 
@@ -317,7 +316,6 @@ def explain_not_trained(accelerator, args, reason: str) -> None:
 def main(argv=None):
     args = parse_args(argv)
     accelerator = training.make_accelerator(args)
-    set_seed(args.seed)
     started = time.time()
 
     question_name = args.question_model or args.model_name_or_path
@@ -396,9 +394,7 @@ def main(argv=None):
         shuffle=True,
         collate_fn=collate,
     )
-    optimizer = torch.optim.AdamW(
-        training.optimizer_groups(model, args.weight_decay), lr=args.learning_rate
-    )
+    optimizer = training.create_optimizer(model, args)
     model, optimizer, train_loader = accelerator.prepare(model, optimizer, train_loader)
     run = training.TrainingRun(accelerator, args, logger, optimizer, train_loader, "train_dpr")
 
@@ -411,11 +407,7 @@ def main(argv=None):
             with accelerator.accumulate(model):
                 q, p = model(batch["questions"], batch["passages"])
                 loss = dpr_loss(gather_with_grad(q), gather_with_grad(p))
-                accelerator.backward(loss * accelerator.num_processes)
-                run.clip_gradients(model)
-                optimizer.step()
-                run.scheduler.step()
-                optimizer.zero_grad()
+                run.backward_and_step(loss * accelerator.num_processes, model)
             running, count = running + loss.item(), count + 1
             if run.after_batch(loss, epoch):
                 break
@@ -443,11 +435,7 @@ def main(argv=None):
         "skipped_train_items": skipped,
         "filled_hard_negatives": filled,
         "num_processes": accelerator.num_processes,
-        "steps": run.completed_steps,
-        **run.log.state(),
-        "epoch_losses": epoch_losses,
-        "validation": validation,
-        "settings": run.settings(
+        **run.report(
             "validation_split_name",
             "validation_passages",
             "shared",
@@ -455,6 +443,8 @@ def main(argv=None):
             "hard_negatives",
             "max_length",
         ),
+        "epoch_losses": epoch_losses,
+        "validation": validation,
         "train_seconds": round(time.time() - started, 1),
     }
 

@@ -62,7 +62,6 @@ from pathlib import Path
 import numpy as np
 import torch
 import torch.nn.functional as F
-from accelerate.utils import set_seed
 from torch.utils.data import DataLoader
 from tqdm.auto import tqdm
 
@@ -104,12 +103,8 @@ def parse_args(argv=None):
         validation_help="pages-articles dump whose links are the held-out mentions, instead of "
         "--held_out_share of --wikipedia's articles (its articles that --wikipedia also has "
         "are left out)",
-        per_device_train_batch_size=32,
-        per_device_eval_batch_size=128,
-        num_train_epochs=1,
         learning_rate=2e-5,
-        warmup_share=0.1,
-        weight_decay=0.01,
+        **training.ENCODER_FINE_TUNING_DEFAULTS,
     )
     parser.add_argument(
         "--max_length", type=int, default=64, help="tokens kept per mention and per page input"
@@ -174,16 +169,13 @@ def parse_args(argv=None):
 
 
 def load_encoder(name: str, max_length: int):
-    """The sentence-transformers encoder, its pooler (if any) frozen: pooling never uses it,
-    and DistributedDataParallel refuses trainable parameters that get no gradient. It stays in
-    the saved model, so the folder loads without newly initialised weights."""
+    """The sentence-transformers encoder, its transformer's unused pooler frozen
+    (:func:`namesake.training.freeze_unused_pooler`)."""
     from sentence_transformers import SentenceTransformer
 
     model = SentenceTransformer(name, device="cpu")
     model.max_seq_length = max_length
-    pooler = getattr(getattr(model[0], "auto_model", None), "pooler", None)
-    if pooler is not None:
-        pooler.requires_grad_(False)
+    training.freeze_unused_pooler(model[0].auto_model)
     return model
 
 
@@ -268,7 +260,7 @@ def results_table(trained: dict, zero_shot: dict) -> str:
     return "\n".join(out)
 
 
-def card_data(args, trained: dict, model_id: str = "") -> dict:
+def card_data(args, base_model: str, trained: dict, model_id: str = "") -> dict:
     """The card's YAML header, with a ``model-index`` of the held-out results."""
     from huggingface_hub import EvalResult
 
@@ -290,8 +282,7 @@ def card_data(args, trained: dict, model_id: str = "") -> dict:
         "library_name": "sentence-transformers",
         "pipeline_tag": "sentence-similarity",
         "license": args.license,
-        "base_model": training.hub_id(args.model_name_or_path)
-        or (MINILM_HUB_ID if args.model_name_or_path is None else None),
+        "base_model": training.hub_id(base_model),
         "language": ["en"],
         "metrics": ["accuracy"],
         "tags": ["sentence-transformers", "bi-encoder", "entity-linking", "blink", "amber"],
@@ -322,9 +313,6 @@ def split_mentions(args, data, show_progress: bool):
 def main(argv=None):
     args = parse_args(argv)
     accelerator = training.make_accelerator(args)
-    set_seed(args.seed)
-    model_path = args.model_name_or_path or minilm_path()
-    base_model = args.model_name_or_path or MINILM_HUB_ID
     started = time.time()
 
     # --- data: link mentions, held out by source article; pages: every link target ---
@@ -346,7 +334,7 @@ def main(argv=None):
     )
 
     # --- model: one sentence-transformers encoder for mentions and pages ---
-    model = load_encoder(model_path, args.max_length)
+    model = load_encoder(args.model_name_or_path or minilm_path(), args.max_length)
     markers = mention_markers(model.tokenizer)
     preprocess = model.preprocess  # `model` becomes the prepared (wrapped) module below
     separator = page_separator(model)
@@ -398,9 +386,7 @@ def main(argv=None):
     )
     page_loader = encode_texts(page_texts)
     mention_loader = encode_texts([mention_text(m) for m in eval_mentions])
-    optimizer = torch.optim.AdamW(
-        training.optimizer_groups(model, args.weight_decay), lr=args.learning_rate
-    )
+    optimizer = training.create_optimizer(model, args)
     model, optimizer, train_loader, page_loader, mention_loader = accelerator.prepare(
         model, optimizer, train_loader, page_loader, mention_loader
     )
@@ -447,19 +433,10 @@ def main(argv=None):
                 mentions, golds, negatives = vectors.split(
                     [size, size, vectors.shape[0] - 2 * size]
                 )
-                loss = linking_loss(
-                    gather_with_grad(mentions),
-                    gather_with_grad(golds),
-                    gather_with_grad(negatives),
-                    gather_with_grad(batch["gold_ids"]),
-                    gather_with_grad(batch["negative_ids"]),
-                    args.scale,
-                )
-                accelerator.backward(loss * accelerator.num_processes)
-                run.clip_gradients(model)
-                optimizer.step()
-                run.scheduler.step()
-                optimizer.zero_grad()
+                # the global batch's loss (every process's rows gathered), × processes for DDP
+                inputs = (mentions, golds, negatives, batch["gold_ids"], batch["negative_ids"])
+                loss = linking_loss(*map(gather_with_grad, inputs), args.scale)
+                run.backward_and_step(loss * accelerator.num_processes, model)
             if run.after_batch(loss, epoch):
                 break
 
@@ -480,6 +457,7 @@ def main(argv=None):
     logger.info(f"\nHeld-out link mentions ({len(eval_mentions)}):\n{table}\n")
 
     # --- save: sentence-transformers folder, linker.json, metrics.json, model card ---
+    base_model = args.model_name_or_path or MINILM_HUB_ID
     metrics = {
         "base_model": base_model,
         "wikipedia": str(args.wikipedia),
@@ -492,7 +470,7 @@ def main(argv=None):
         },
         "num_pages": len(titles),
         "num_pages_with_text": sum(map(bool, pages.values())),
-        "settings": run.settings(
+        **run.report(
             "max_length",
             "context_words",
             "page_words",
@@ -501,10 +479,8 @@ def main(argv=None):
             "held_out_share",
             "max_train_mentions",
             "max_eval_mentions",
-        )
-        | {"mention_markers": list(markers)},
-        "steps": run.completed_steps,
-        **run.log.state(),
+            mention_markers=list(markers),
+        ),
         "held_out": {"trained": trained, "zero_shot": zero_shot},
         "trained_wins": int((trained_hits & ~zero_shot_hits).sum()),
         "trained_losses": int((~trained_hits & zero_shot_hits).sum()),
@@ -534,7 +510,7 @@ def main(argv=None):
             )
         return training.render_card(
             CARD_TEMPLATE,
-            card_data(args, trained, values["model_id"]),
+            card_data(args, base_model, trained, values["model_id"]),
             base_model_text=f"`{base_model}`",
             wikipedia=wikipedia,
             results_table=table,

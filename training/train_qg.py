@@ -44,7 +44,6 @@ import time
 from pathlib import Path
 
 import torch
-from accelerate.utils import set_seed
 from torch.utils.data import DataLoader
 from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 
@@ -164,7 +163,6 @@ def validation_results(validation: dict | None) -> tuple[list | None, str]:
 def main(argv=None):
     args = parse_args(argv)
     accelerator = training.make_accelerator(args)
-    set_seed(args.seed)
     started = time.time()
 
     nlp = None
@@ -217,9 +215,7 @@ def main(argv=None):
         validation_loader = DataLoader(
             validation_examples, batch_size=args.per_device_eval_batch_size, collate_fn=collate
         )
-    optimizer = torch.optim.AdamW(
-        training.optimizer_groups(model, args.weight_decay), lr=args.learning_rate
-    )
+    optimizer = training.create_optimizer(model, args)
     model, optimizer, train_loader = accelerator.prepare(model, optimizer, train_loader)
     if validation_loader is not None:
         validation_loader = accelerator.prepare(validation_loader)
@@ -264,11 +260,7 @@ def main(argv=None):
         for batch in run.batches(epoch):
             with accelerator.accumulate(model):
                 loss = model(**batch).loss
-                accelerator.backward(loss)
-                run.clip_gradients(model)
-                optimizer.step()
-                run.scheduler.step()
-                optimizer.zero_grad()
+                run.backward_and_step(loss, model)
             seen_examples += batch["input_ids"].shape[0] * accelerator.num_processes
             if run.after_batch(loss, epoch):
                 break
@@ -301,10 +293,7 @@ def main(argv=None):
         "train_data": train_stats,
         "validation_data": validation_stats,
         "validation": validation,
-        "steps": run.completed_steps,
-        **run.log.state(),
-        "epochs": history,
-        "settings": run.settings(
+        **run.report(
             "validation_split_name",
             "conditioned",
             "spacy_model",
@@ -313,6 +302,7 @@ def main(argv=None):
             "max_train_samples",
             "strict",
         ),
+        "epochs": history,
         "examples_per_second": seen_examples / train_seconds if train_seconds > 0 else None,
         "train_seconds": round(train_seconds, 2),
         "total_seconds": round(time.time() - started, 2),

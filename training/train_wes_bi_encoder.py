@@ -2,7 +2,8 @@
 
 A linear script in the style of transformers' ``examples/pytorch/*_no_trainer.py``, with
 Accelerate, the sibling of ``train_wes_cross_encoder.py`` (same arguments, same data, same
-plumbing from ``namesake.training``). The bi-encoder is the sentence-transformers recipe:
+plumbing from ``namesake.training``, the same data, baselines and results table from
+``namesake.wes.scorer_training``). The bi-encoder is the sentence-transformers recipe:
 ``AutoModel`` (``--model_name_or_path``, default the bundled all-MiniLM-L6-v2), mean pooling
 over the attention mask, L2 normalisation; the article and the link text are embedded
 separately and their cosine is the score. Any config with the columns ``article``,
@@ -68,39 +69,31 @@ PATH|latest`` continues from one.
 from __future__ import annotations
 
 import argparse
-import sys
 import tempfile
 import time
 from pathlib import Path
 
-import datasets
 import numpy as np
 import torch
 import torch.nn.functional as F
-from accelerate.utils import set_seed
-from torch.utils.data import DataLoader
 from transformers import AutoModel, AutoTokenizer
 
 from namesake import training
 from namesake.bundled_models import MINILM_HUB_ID, minilm_path
 from namesake.ecqg.dpr.modeling import gather_with_grad
-from namesake.text import exact_match, token_f1
+from namesake.wes import scorer_training
 from namesake.wes.answer_scorer import write_scorer_config
 from namesake.wes.thresholds import best_threshold, binary_metrics
 
 CARD_TEMPLATE = Path(__file__).resolve().parent.parent / "model_cards" / "wes_bi_encoder.md"
-COLUMNS = ["article", "link_text", "is_same"]
-TOKEN_F1_THRESHOLD = 0.5
 logger = training.setup_logging(__name__)
 
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description="Train a WES bi-encoder with Accelerate.")
-    parser.add_argument("--dataset", required=True, help="WES dataset folder or Hub id")
-    parser.add_argument(
-        "--config",
-        default="2018thresh5pairs",
-        help="a config of the dataset with article, link_text and is_same columns "
+    scorer_training.add_pair_data_arguments(
+        parser,
+        config_help="a config of the dataset with article, link_text and is_same columns "
         "(*pairs, *hardpairs)",
     )
     training.add_training_arguments(
@@ -110,12 +103,8 @@ def parse_args(argv=None):
         validation_help="pairs (CSV, JSON lines or Parquet; article, link_text, is_same) that "
         "replace the dataset's validation split: per-epoch validation and the cosine "
         "thresholds of the trained and the starting model",
-        per_device_train_batch_size=32,
-        per_device_eval_batch_size=128,
-        num_train_epochs=1,
         learning_rate=2e-5,
-        warmup_share=0.1,
-        weight_decay=0.01,
+        **training.ENCODER_FINE_TUNING_DEFAULTS,
     )
     parser.add_argument(
         "--max_length", type=int, default=64, help="tokens kept per article and per link text"
@@ -126,15 +115,6 @@ def parse_args(argv=None):
         default=20.0,
         help="CoSENT scale: cosine differences are multiplied by it before the log-sum-exp",
     )
-    parser.add_argument(
-        "--max_train_samples", type=int, default=None, help="train on the first N pairs only"
-    )
-    parser.add_argument(
-        "--max_eval_samples",
-        type=int,
-        default=None,
-        help="score the first N validation and test pairs only",
-    )
     args = parser.parse_args(argv)
     training.check_training_arguments(parser, args, "max_length")
     if args.scale <= 0:
@@ -143,17 +123,6 @@ def parse_args(argv=None):
 
 
 # --- model and loss ---
-
-
-def load_encoder(name: str):
-    """``AutoModel`` with its pooler (if any) frozen: mean pooling never uses it, and
-    DistributedDataParallel refuses trainable parameters that get no gradient. It stays in
-    the saved model, so the folder loads without newly initialised weights."""
-    model = AutoModel.from_pretrained(name)
-    pooler = getattr(model, "pooler", None)
-    if pooler is not None:
-        pooler.requires_grad_(False)
-    return model
 
 
 def embed(model, inputs) -> torch.Tensor:
@@ -205,8 +174,8 @@ def cosent_loss(articles, texts, labels, article_ids, text_ids, scale: float) ->
 
 
 def card_data(args, base_model: str, test: dict | None = None, model_id: str = "") -> dict:
-    """The card's YAML header, with a ``model-index`` of the test results when given; a local
-    base model or dataset is no Hub id and is left out."""
+    """The card's YAML header (a local base model or dataset is left out), with a
+    ``model-index`` of the test results when given."""
     from huggingface_hub import EvalResult
 
     dataset = training.hub_id(args.dataset)
@@ -226,48 +195,38 @@ def card_data(args, base_model: str, test: dict | None = None, model_id: str = "
             )
             for metric, name in (("accuracy", "Accuracy"), ("f1", "F1"), ("roc_auc", "ROC-AUC"))
         ]
-    return {
-        "library_name": "sentence-transformers",
-        "pipeline_tag": "sentence-similarity",
-        "license": args.license,
-        "base_model": training.hub_id(args.model_name_or_path)
-        or (MINILM_HUB_ID if args.model_name_or_path is None else None),
-        "datasets": [dataset] if dataset else None,
-        "language": ["en"],
-        "metrics": ["accuracy", "f1", "roc_auc"],
-        "tags": [
+    return scorer_training.card_data(
+        args,
+        base_model,
+        "sentence-similarity",
+        [
             "sentence-transformers",
             "bi-encoder",
             "entity-similarity",
             "wes",
             "question-answering-evaluation",
         ],
-        "model_name": model_id or None,
-        "eval_results": eval_results,
-    }
+        model_name=model_id or None,
+        eval_results=eval_results,
+    )
 
 
 def results_table(test: dict) -> str:
-    rows = [
-        (
-            "bi-encoder (this model)",
-            test["bi_encoder"],
-            "cosine ≥ {:.3f} (best on validation)".format(test["bi_encoder"]["threshold"]),
-        ),
-        (
-            "bi-encoder cosine, zero-shot (starting model)",
-            test["zero_shot"],
-            "cosine ≥ {:.3f} (best on validation)".format(test["zero_shot"]["threshold"]),
-        ),
-        ("exact match (AmbER-normalised)", test["exact_match"], "equal"),
-        ("token F1 (AmbER-normalised)", test["token_f1"], f"F1 ≥ {TOKEN_F1_THRESHOLD}"),
-    ]
-    out = ['| scorer | accuracy | F1 | ROC-AUC | "same" when |', "|---|---:|---:|---:|---|"]
-    for name, m, rule in rows:
-        out.append(
-            f"| {name} | {m['accuracy']:.3f} | {m['f1']:.3f} | {m['roc_auc']:.3f} | {rule} |"
-        )
-    return "\n".join(out)
+    return scorer_training.scorer_table(
+        [
+            (
+                "bi-encoder (this model)",
+                test["bi_encoder"],
+                "cosine ≥ {:.3f} (best on validation)".format(test["bi_encoder"]["threshold"]),
+            ),
+            (
+                "bi-encoder cosine, zero-shot (starting model)",
+                test["zero_shot"],
+                "cosine ≥ {:.3f} (best on validation)".format(test["zero_shot"]["threshold"]),
+            ),
+            *scorer_training.baseline_rows(test),
+        ]
+    )
 
 
 def save_sentence_transformer(model, tokenizer, folder: Path, max_length: int) -> None:
@@ -296,43 +255,21 @@ def save_sentence_transformer(model, tokenizer, folder: Path, max_length: int) -
 def main(argv=None):
     args = parse_args(argv)
     accelerator = training.make_accelerator(args)
-    set_seed(args.seed)
     model_path = args.model_name_or_path or minilm_path()
     base_model = args.model_name_or_path or MINILM_HUB_ID
     started = time.time()
 
     # --- data: any config with article, link_text, is_same (other columns ignored) ---
-    raw = datasets.load_dataset(args.dataset, args.config)
-    if args.validation_file:
-        raw["validation"] = training.read_data_file(args.validation_file)
-    for split in ("train", "validation", "test"):
-        if split not in raw:
-            sys.exit(f"{args.dataset} / {args.config} has no {split!r} split (has {list(raw)})")
-        missing = set(COLUMNS) - set(raw[split].column_names)
-        if missing:
-            sys.exit(f"{split} split lacks columns {sorted(missing)}")
-    raw = raw.select_columns(COLUMNS)
-    train_set = raw["train"].shuffle(seed=args.seed)
-    if args.max_train_samples is not None:
-        train_set = train_set.select(range(min(args.max_train_samples, len(train_set))))
-    validation_set, test_set = raw["validation"], raw["test"]
-    if args.max_eval_samples is not None:
-        validation_set = validation_set.select(
-            range(min(args.max_eval_samples, len(validation_set)))
-        )
-        test_set = test_set.select(range(min(args.max_eval_samples, len(test_set))))
-    logger.info(
-        f"pairs: train {len(train_set)}, validation {len(validation_set)}, test {len(test_set)}"
-    )
+    splits = scorer_training.load_pair_splits(args, logger)
     # One id per distinct string of the training pairs (the same in every process), so the
     # loss can tell a batch's articles and link texts apart after gathering.
-    string_ids = {
-        s: i for i, s in enumerate(dict.fromkeys([*train_set["article"], *train_set["link_text"]]))
-    }
+    strings = dict.fromkeys([*splits.train["article"], *splits.train["link_text"]])
+    string_ids = {s: i for i, s in enumerate(strings)}
 
     # --- model: the encoder; mean pooling and normalisation in `embed` ---
     tokenizer = AutoTokenizer.from_pretrained(model_path)
-    model = load_encoder(model_path)
+    model = AutoModel.from_pretrained(model_path)
+    training.freeze_unused_pooler(model)
 
     def tokenize(texts):
         return tokenizer(
@@ -349,18 +286,8 @@ def main(argv=None):
             "text_ids": torch.tensor([string_ids.get(r["link_text"], -2) for r in rows]),
         }
 
-    train_loader = DataLoader(
-        train_set, batch_size=args.per_device_train_batch_size, shuffle=True, collate_fn=collate
-    )
-    validation_loader = DataLoader(
-        validation_set, batch_size=args.per_device_eval_batch_size, collate_fn=collate
-    )
-    test_loader = DataLoader(
-        test_set, batch_size=args.per_device_eval_batch_size, collate_fn=collate
-    )
-    optimizer = torch.optim.AdamW(
-        training.optimizer_groups(model, args.weight_decay), lr=args.learning_rate
-    )
+    train_loader, validation_loader, test_loader = splits.loaders(args, collate)
+    optimizer = training.create_optimizer(model, args)
     model, optimizer, train_loader, validation_loader, test_loader = accelerator.prepare(
         model, optimizer, train_loader, validation_loader, test_loader
     )
@@ -396,8 +323,7 @@ def main(argv=None):
     run = training.TrainingRun(
         accelerator, args, logger, optimizer, train_loader, "train_wes_bi_encoder"
     )
-    history = list(run.state.get("validation", []))
-    run.extra_state["validation"] = history
+    history = run.checkpointed_list("validation")
 
     def validate(epoch: int) -> None:
         """Validation metrics at the end of `epoch`, with its mean training loss."""
@@ -413,30 +339,18 @@ def main(argv=None):
             f"{zero_shot_validation['accuracy']:.4f})"
         )
 
-    # --- training ---
-    if len(history) < run.start_epoch:  # resumed at an epoch's end, saved before its validation
-        validate(run.start_epoch - 1)
+    # --- training, validated at the end of every epoch ---
     model.train()
-    for epoch in run.epochs():
+    for epoch in run.epochs(end_of_epoch=validate):
         for batch in run.batches(epoch):
             with accelerator.accumulate(model):
                 articles, texts = embed(model, batch["inputs"]).chunk(2)
-                loss = cosent_loss(
-                    gather_with_grad(articles),
-                    gather_with_grad(texts),
-                    gather_with_grad(batch["labels"]),
-                    gather_with_grad(batch["article_ids"]),
-                    gather_with_grad(batch["text_ids"]),
-                    args.scale,
-                )
-                accelerator.backward(loss * accelerator.num_processes)
-                run.clip_gradients(model)
-                optimizer.step()
-                run.scheduler.step()
-                optimizer.zero_grad()
+                # the global batch's loss (every process's rows gathered), × processes for DDP
+                inputs = (articles, texts, batch["labels"], batch["article_ids"], batch["text_ids"])
+                loss = cosent_loss(*map(gather_with_grad, inputs), args.scale)
+                run.backward_and_step(loss * accelerator.num_processes, model)
             if run.after_batch(loss, epoch):
                 break
-        validate(epoch)
 
     # --- threshold on validation; test: the bi-encoder, zero-shot, EM and token F1 ---
     validation_cosines, validation_labels = predict(validation_loader)
@@ -449,13 +363,8 @@ def main(argv=None):
             test_labels, zero_shot_test_cosines, zero_shot_validation["threshold"]
         ),
     }
-    test_pairs = list(zip(test_set["article"], test_set["link_text"], strict=True))
-    labels = np.asarray(test_set["is_same"], dtype=int)
-    test["exact_match"] = binary_metrics(labels, [exact_match(t, a) for a, t in test_pairs], 0.5)
-    test["token_f1"] = binary_metrics(
-        labels, [token_f1(t, a) for a, t in test_pairs], TOKEN_F1_THRESHOLD
-    )
-    logger.info(f"\nTest split ({len(test_pairs)} pairs):\n{results_table(test)}\n")
+    test.update(scorer_training.string_baselines(splits.test))
+    logger.info(f"\nTest split ({len(splits.test)} pairs):\n{results_table(test)}\n")
 
     # --- save: sentence-transformers folder, scorer.json, metrics.json, model card ---
     metrics = {
@@ -464,28 +373,18 @@ def main(argv=None):
         "config": args.config,
         "loss": "CoSENT over labelled pairs and in-batch negatives",
         "num_processes": accelerator.num_processes,
-        "num_pairs": {
-            "train": len(train_set),
-            "validation": len(validation_set),
-            "test": len(test_set),
-        },
-        "settings": run.settings("max_length", "scale", "max_train_samples"),
-        "steps": run.completed_steps,
-        **run.log.state(),
+        "num_pairs": splits.sizes(),
+        **run.report("max_length", "scale", "max_train_samples"),
         "thresholds": {
             "bi_encoder": threshold,
             "zero_shot": zero_shot_validation["threshold"],
-            "exact_match": "normalised strings equal",
-            "token_f1": TOKEN_F1_THRESHOLD,
+            **scorer_training.BASELINE_THRESHOLDS,
         },
         "zero_shot_validation": zero_shot_validation,
-        "validation": history,
         "final_validation": validation,
         "test": test,
         "train_seconds": round(time.time() - started, 1),
     }
-    local_dataset = training.hub_id(args.dataset) is None
-    chosen_on = args.validation_file or f"validation split of {args.dataset}/{args.config}"
 
     def write(folder: Path):
         save_sentence_transformer(
@@ -496,11 +395,8 @@ def main(argv=None):
             "bi-encoder",
             threshold,
             similarity="cosine",
-            threshold_chosen_on=chosen_on,
             validation_accuracy=validation["accuracy"],
-            base_model=base_model,
-            dataset=args.dataset,
-            config=args.config,
+            **scorer_training.scorer_provenance(args, base_model),
         )
 
     def card() -> str:
@@ -509,18 +405,14 @@ def main(argv=None):
             CARD_TEMPLATE,
             card_data(args, base_model, test, values["model_id"]),
             base_model_text=f"`{base_model}`",
-            dataset_text=f"`{args.dataset}`" + (" (a local folder)" if local_dataset else ""),
-            config=args.config,
             results_table=results_table(test),
-            n_train=f"{len(train_set):,}",
-            n_validation=f"{len(validation_set):,}",
-            n_test=f"{len(test_set):,}",
             max_length=args.max_length,
             scale=f"{args.scale:g}",
             threshold=f"{threshold:.3f}",
             validation_accuracy=f"{validation['accuracy']:.3f}",
             validation_roc_auc=f"{validation['roc_auc']:.3f}",
             zero_shot_validation_roc_auc=f"{zero_shot_validation['roc_auc']:.3f}",
+            **splits.card_values(),
             **values,
         )
 
