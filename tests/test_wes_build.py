@@ -6,12 +6,12 @@ import bz2
 import itertools
 import re
 from collections import Counter, defaultdict
-from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from datasets import load_dataset
+from dumps import write_dump
 
 from namesake.cli import main
 from namesake.io import BadInputError, NamesakeError
@@ -367,17 +367,6 @@ def test_a_rebuild_into_one_folder_loads_the_new_rows(wikipedia_excerpt, tmp_pat
     build_wes(dump, out, thresholds=[1], year=YEAR, dictionary=False)
     loaded = load_dataset(str(out), corpus, split="train").with_format("arrow")[:]
     assert pairs_of(loaded) == {("A", "A"), ("B", "bee")}
-
-
-def write_dump(path: Path, pages: dict[str, str]) -> Path:
-    """A plain pages-articles dump of main-namespace pages (title -> wikitext)."""
-    xml = "".join(
-        f"<page><title>{title}</title><ns>0</ns><id>{n}</id>"
-        f"<revision><text>{text}</text></revision></page>"
-        for n, (title, text) in enumerate(pages.items(), 1)
-    )
-    path.write_text(f"<mediawiki>{xml}</mediawiki>", encoding="utf-8")
-    return path
 
 
 def test_a_partial_dump_says_to_pass_all_targets(tmp_path, capsys):
