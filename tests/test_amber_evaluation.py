@@ -29,26 +29,16 @@ def bm25_run(sample_build, tmp_path_factory):
     out, _ = sample_build
     work = tmp_path_factory.mktemp("run")
     predictions = work / "bm25-human_qa.jsonl"
-    main(
-        [
-            "retrieve",
-            "--corpus",
-            str(SAMPLE_KILT),
-            "--dataset",
-            str(out / "dataset"),
-            "--config",
-            "human_qa",
-            "--retriever",
-            "bm25",
-            "--index",
-            str(work / "index"),
-            "--top-k",
-            "20",
-            "--out",
-            str(predictions),
-        ]
-    )
+    main([*bm25_retrieve(out / "dataset", work, predictions), "--corpus", str(SAMPLE_KILT)])
     return out / "dataset", work, predictions
+
+
+def bm25_retrieve(dataset, work, predictions) -> list[str]:
+    """`namesake retrieve` of AmbER-H QA with BM25, its index in `work`, top 20."""
+    return ["retrieve", "--dataset", str(dataset), "--config", "human_qa"] + [
+        *("--retriever", "bm25", "--index", str(work / "index")),
+        *("--top-k", "20", "--out", str(predictions)),
+    ]
 
 
 def test_retrieve_writes_the_published_predictions_format(bm25_run):
@@ -64,23 +54,7 @@ def test_retrieve_writes_the_published_predictions_format(bm25_run):
 def test_retrieve_reuses_a_saved_index_without_the_corpus(bm25_run, tmp_path):
     dataset, work, predictions = bm25_run
     again = tmp_path / "again.jsonl"
-    main(
-        [
-            "retrieve",
-            "--dataset",
-            str(dataset),
-            "--config",
-            "human_qa",
-            "--retriever",
-            "bm25",
-            "--index",
-            str(work / "index"),
-            "--top-k",
-            "20",
-            "--out",
-            str(again),
-        ]
-    )
+    main(bm25_retrieve(dataset, work, again))  # no --corpus: the saved index is enough
     assert again.read_text() == predictions.read_text()
 
 
