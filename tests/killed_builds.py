@@ -24,8 +24,3 @@ def kill_after_saves(script: str, dump: Path, out: Path, work: Path, plan, kept:
         saved += after
         assert len(list(work.glob(kept))) == saved
     return saved
-
-
-def folder_files(folder: Path) -> dict[str, bytes]:
-    """Every file below `folder`, by relative path, with its bytes."""
-    return {str(p.relative_to(folder)): p.read_bytes() for p in folder.rglob("*") if p.is_file()}

@@ -33,6 +33,7 @@ from dumps import (
     write_pageviews_complete,
     write_wikidata,
 )
+from folders import folder_files
 from huggingface_hub import HfApi
 
 import namesake.amber.build as build_module
@@ -163,12 +164,6 @@ def parquet_tables(out: Path) -> dict[str, list[dict]]:
         ]
         for folder in sorted(out.iterdir())
         if folder.is_dir()
-    }
-
-
-def snapshot(folder: Path) -> dict[str, bytes]:
-    return {
-        str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()
     }
 
 
@@ -911,11 +906,11 @@ def test_failed_build_keeps_previous_output(tmp_path, monkeypatch, reference):
     parent = tmp_path / "outputs"
     out = parent / "amber"
     shutil.copytree(reference, out)
-    before = snapshot(out)
+    before = folder_files(out)
     _fail_after(monkeypatch, "write_configs", RuntimeError("disk full"))
     with pytest.raises(RuntimeError, match="disk full"):
         build(write_inputs(tmp_path / "in"), out, workers=1, collections=("human",))
-    assert snapshot(out) == before
+    assert folder_files(out) == before
     assert leftovers(parent) == []
 
 

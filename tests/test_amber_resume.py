@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 from conftest import SAMPLE_KILT, SAMPLE_PAGECOUNTS_EZ, SAMPLE_WIKIDATA
-from killed_builds import folder_files, kill_after_saves
+from folders import folder_files
+from killed_builds import kill_after_saves
 
 import namesake.dump_restart as dump_restart
 import namesake.io

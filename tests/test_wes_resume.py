@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from conftest import WIKIPEDIA_EXCERPT
 from dumps import write_multistream
-from killed_builds import folder_files, kill_after_saves
+from folders import folder_files
+from killed_builds import kill_after_saves
 
 import namesake.wes.mining as mining
 from namesake.io import BadInputError
