@@ -40,7 +40,7 @@ from pathlib import Path
 
 import make_synthetic_amber_kilt
 
-from namesake.io import atomic_file
+from namesake.outputs import atomic_file
 
 HERE = Path(__file__).resolve().parent
 RETRIEVERS = ("bm25", "dense")

@@ -35,7 +35,7 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # namesake, when not installed
 
-from namesake.io import atomic_file  # noqa: E402
+from namesake.outputs import atomic_file  # noqa: E402
 
 AMBER = HERE / "output" / "amber_compare"
 CONFIGS = [f"{c}_{t}" for c in ("human", "nonhuman") for t in ("fc", "qa", "sf")]

@@ -57,7 +57,7 @@ import make_synthetic_dumps  # noqa: E402
 
 from namesake.amber.instances import TASKS  # noqa: E402
 from namesake.amber.reference import COLLECTIONS  # noqa: E402
-from namesake.io import atomic_file  # noqa: E402
+from namesake.outputs import atomic_file  # noqa: E402
 from namesake.retrieval import read_kilt_documents, split_passages  # noqa: E402
 
 LOCK = os.environ.get("NAMESAKE_BENCH_LOCK", "/tmp/namesake-bench.lock")

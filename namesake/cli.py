@@ -6,13 +6,15 @@ import argparse
 import sys
 
 from namesake.commands import amber, ecqg, paper, retrieval, wes
+from namesake.commands.arguments import checked_outputs
 from namesake.io import NamesakeError
 
 
 def main(argv: list[str] | None = None) -> None:
     args = build_parser().parse_args(argv)
     try:
-        args.run(args)
+        with checked_outputs(args):
+            args.run(args)
     except (NamesakeError, FileNotFoundError) as exc:
         sys.exit(f"namesake: error: {exc}")
 

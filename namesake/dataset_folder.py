@@ -23,7 +23,6 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 DIGEST_CHARS = 12  # of the shard's sha256: 48 bits, ample for the shards of one config
 
@@ -86,6 +85,10 @@ def card_entries(written: Mapping[str, WrittenConfig], default: str) -> dict:
 
 def _write_shard(folder: Path, stem: str, table: pa.Table) -> Path:
     """Writes `table` to ``folder/<stem>-<digest>.parquet``, the digest of the file's bytes."""
+    # imported here, not with the module (~20 ms): `import namesake.amber.build`, which every
+    # `namesake amber` command pays at start-up, goes through this module
+    import pyarrow.parquet as pq
+
     staging = folder / f".{stem}.partial"
     pq.write_table(table, staging)
     digest = hashlib.sha256()

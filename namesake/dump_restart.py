@@ -35,7 +35,6 @@ from typing import BinaryIO
 
 import numpy as np
 import rapidgzip
-from tqdm.auto import tqdm
 
 from namesake.io import BadInputError, detect_compression, open_dump
 
@@ -105,6 +104,10 @@ class DumpReading:
 
 def _skipped(stream: BinaryIO, count: int, path: Path) -> BinaryIO:
     """`stream` after reading and dropping its first `count` bytes."""
+    # imported here, not with the module (~50 ms): this module is part of
+    # `import namesake.amber.build`, which every `namesake amber` command pays at start-up
+    from tqdm.auto import tqdm
+
     with tqdm(
         total=count,
         desc=f"Skipping to the restart point of {path.name}",

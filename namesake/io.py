@@ -1,4 +1,6 @@
-"""Reading dumps (bz2/gzip/plain, streamed) and writing outputs atomically.
+"""Reading dumps (bz2/gzip/plain, streamed) and the errors that name a bad input.
+
+Writing outputs is `namesake.outputs`'s job.
 
 Dumps are read as bytes in large blocks of whole lines, decompressed in background
 threads (libbz2 or rapidgzip), while the caller parses the previous block, in this process
@@ -13,21 +15,19 @@ import ctypes
 import functools
 import gzip
 import io
+import itertools
 import os
 import queue
-import shutil
-import tempfile
+import re
 import threading
 import time
 import zlib
 from collections import Counter, deque
 from collections.abc import Callable, Iterable, Iterator
-from multiprocessing import get_context
 from pathlib import Path
 from typing import BinaryIO
 
 import rapidgzip
-from tqdm.auto import tqdm
 
 BZ2_MAGIC = b"BZh"
 GZIP_MAGIC = b"\x1f\x8b"
@@ -51,7 +51,8 @@ class BadInputError(NamesakeError, ValueError):
 
 
 class InputProblems:
-    """Tallies bad input lines: raises on the first one in strict mode, else counts them."""
+    """Tallies bad input lines: raises on the first one in strict mode, else counts them,
+    keeping the first few lines of each kind and what was wrong with each (`summary`)."""
 
     MAX_EXAMPLES = 3
 
@@ -59,6 +60,7 @@ class InputProblems:
         self.strict = strict
         self.counts: Counter[tuple[str, str]] = Counter()
         self.examples: dict[tuple[str, str], list[int | None]] = {}
+        self.details: dict[tuple[str, str], list[str]] = {}  # beside `examples`, line for line
 
     def report(self, path: str | os.PathLike, line: int | None, kind: str, detail: str = ""):
         if self.strict:
@@ -68,6 +70,7 @@ class InputProblems:
         examples = self.examples.setdefault(key, [])
         if len(examples) < self.MAX_EXAMPLES:
             examples.append(line)
+            self.details.setdefault(key, []).append(detail)
 
     def merge(self, path: str | os.PathLike, problems: Iterable[tuple[int, str, str]]):
         for line, kind, detail in problems:
@@ -77,11 +80,100 @@ class InputProblems:
         return sum(self.counts.values())
 
     def summary(self) -> list[str]:
-        return [
-            f"{path}: skipped {count} line(s) with {kind} "
-            f"(e.g. line {', '.join(str(n) for n in self.examples[(path, kind)])})"
-            for (path, kind), count in sorted(self.counts.items())
-        ]
+        """One line per file and kind: 'FILE: skipped 2 line(s): wrong type (line 91:
+        sitelinks is a string, not an object; line 95: ...)'."""
+        lines = []
+        for (path, kind), count in sorted(self.counts.items()):
+            numbers = self.examples.get((path, kind), [])
+            details = self.details.get((path, kind), [])
+            if any(details):
+                where = "; ".join(
+                    f"line {n}: {_shorten(d)}" if d else f"line {n}"
+                    for n, d in itertools.zip_longest(numbers, details[: len(numbers)])
+                )
+            else:
+                where = "e.g. line " + ", ".join(str(n) for n in numbers)
+            lines.append(f"{path}: skipped {count} line(s): {kind} ({where})")
+        return lines
+
+
+def _shorten(text: str, limit: int = 120) -> str:
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+#: how a JSON type reads in a message, by Python type of the decoded value (`json_type`) and
+#: by msgspec's name for it (`describe_json_error`)
+_JSON_TYPES = {
+    type(None): "null",
+    bool: "true or false",
+    int: "a number",
+    float: "a number",
+    str: "a string",
+    list: "a list",
+    dict: "an object",
+}
+_MSGSPEC_TYPES = {
+    "null": "null",
+    "bool": "true or false",
+    "int": "an integer",
+    "float": "a number",
+    "str": "a string",
+    "array": "a list",
+    "object": "an object",
+}
+
+
+def json_type(value: object) -> str:
+    """'a string', 'a list', 'an object', 'a number', 'true or false' or 'null'."""
+    return _JSON_TYPES.get(type(value), type(value).__name__)
+
+
+def wrong_type(field: str, value: object, expected: str) -> str:
+    """The reason a field of a decoded JSON record has the wrong type, in words:
+    ``wrong_type("sitelinks", "x", "an object")`` -> 'sitelinks is a string, not an object'."""
+    return f"{field} is {json_type(value)}, not {expected}"
+
+
+def not_an_object(line: bytes) -> str:
+    """Why a JSON line that is not '{...}' is not a record (the detail of a "not JSON" line
+    that a pre-filter rejects before decoding)."""
+    if line.startswith(b"{"):
+        end = line[-40:].decode(errors="replace")
+        return f"cut short: no closing '}}' (the line ends ...{end})"
+    return f"not an object: the line starts {line[:40].decode(errors='replace')!r}"
+
+
+#: what a typed msgspec decoder raises on a line that is not a record, besides its
+#: DecodeError (ValidationError included): a string that is not UTF-8, nesting too deep
+JSON_LINE_ERRORS: tuple[type[BaseException], ...] = (UnicodeDecodeError, RecursionError)
+
+
+def describe_json_error(exc: BaseException) -> tuple[str, str]:
+    """(kind, detail) of the error a typed decoder raised on one line, in words: ("not
+    JSON", why), ("not UTF-8", where), ("missing field id", "in output"), ("wrong type",
+    "output.provenance is a string, not a list"), else ("invalid field", msgspec's words).
+    The kind groups lines in `InputProblems`; the detail is the line's own."""
+    import msgspec
+
+    if isinstance(exc, UnicodeDecodeError):
+        return "not UTF-8", f"byte {exc.object[exc.start : exc.end].hex()} ({exc.reason})"
+    if isinstance(exc, RecursionError):
+        return "not JSON", "nested too deeply"
+    text = str(exc)
+    if not isinstance(exc, msgspec.ValidationError):
+        return "not JSON", text
+    message, _, at = text.partition(" - at `")
+    location = at.removesuffix("`").removeprefix("$").removeprefix(".")
+    missing = re.fullmatch(r"Object missing required field `(.*)`", message)
+    if missing:
+        return f"missing field {missing[1]}", f"in {location}" if location else ""
+    types = re.fullmatch(r"Expected `(.*)`, got `(.*)`", message)
+    if types:
+        expected = " or ".join(_MSGSPEC_TYPES.get(t, t) for t in types[1].split(" | "))
+        got = _MSGSPEC_TYPES.get(types[2], types[2])
+        got = "a number" if types[2] in ("int", "float") else got
+        return "wrong type", f"{location or 'the line'} is {got}, not {expected}"
+    return "invalid field", f"{location}: {message}" if location else message
 
 
 def detect_compression(path: str | os.PathLike) -> str:
@@ -506,6 +598,12 @@ def map_blocks(
 
     With `reading` (see `iter_line_blocks`), yields (result, restart point or None).
     """
+    # imported here, not with the module (tqdm ~50 ms, multiprocessing ~10 ms): namesake.io
+    # is part of every command's start-up, --help included
+    from multiprocessing import get_context
+
+    from tqdm.auto import tqdm
+
     blocks = iter_line_blocks(path, threads=workers, reading=reading)
     processes = _pool_size(path, workers)
     progress = tqdm(
@@ -555,66 +653,12 @@ def _pool_size(path: str | os.PathLike, workers: int) -> int:
     return workers
 
 
-@contextlib.contextmanager
-def atomic_directory(target: str | os.PathLike) -> Iterator[Path]:
-    """Yields a fresh temporary directory that replaces `target` only if the block succeeds.
-
-    An interrupted or failed build leaves `target` as it was (absent, or the previous
-    complete output); re-running is always safe.
-    """
-    target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.partial-", dir=target.parent))
-    try:
-        yield staging
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    _publish_permissions(staging)
-    previous = None
-    if target.exists():
-        previous = target.with_name(f".{target.name}.old-{os.getpid()}")
-        target.rename(previous)
-    staging.rename(target)
-    if previous is not None:
-        shutil.rmtree(previous, ignore_errors=True)
-
-
-def _publish_permissions(path: Path) -> None:
-    """mkdtemp/mkstemp make private entries; give them what a plain write would (umask)."""
-    umask = os.umask(0)
-    os.umask(umask)
-    if path.is_dir():
-        path.chmod(0o777 & ~umask)
-        for child in path.iterdir():
-            if child.is_file():
-                child.chmod(0o666 & ~umask)
-    else:
-        path.chmod(0o666 & ~umask)
-
-
-@contextlib.contextmanager
-def atomic_file(target: str | os.PathLike, mode: str = "wb") -> Iterator:
-    """Yields a file open for writing that replaces `target` only if the block succeeds."""
-    target = Path(target)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    fd, staging = tempfile.mkstemp(prefix=f".{target.name}.partial-", dir=target.parent)
-    try:
-        with os.fdopen(fd, mode, **({} if "b" in mode else {"encoding": "utf-8"})) as f:
-            yield f
-        _publish_permissions(Path(staging))
-        os.replace(staging, target)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(staging)
-        raise
-
-
 def iter_json_lines(path: str | os.PathLike, decoder) -> Iterator[tuple[int, object]]:
     """Yields (line number, decoded record) for each non-blank line of a JSON-lines file.
 
     `decoder` is a typed ``msgspec.json.Decoder``; a line it rejects raises BadInputError
-    naming the file and line (strict: these files are small enough to be fixed and re-run).
+    naming the file and line and saying what was wrong (`describe_json_error`; strict:
+    these files are small enough to be fixed and re-run).
     """
     import msgspec
 
@@ -623,11 +667,12 @@ def iter_json_lines(path: str | os.PathLike, decoder) -> Iterator[tuple[int, obj
             if not line.strip():
                 continue
             try:
-                yield line_no, decoder.decode(line)
-            except msgspec.ValidationError as exc:
-                raise BadInputError(path, line_no, f"missing or malformed field: {exc}") from None
-            except msgspec.DecodeError as exc:
-                raise BadInputError(path, line_no, f"invalid JSON: {exc}") from None
+                record = decoder.decode(line)
+            except (msgspec.DecodeError, *JSON_LINE_ERRORS) as exc:
+                kind, detail = describe_json_error(exc)
+                message = f"{kind}: {detail}" if detail else kind
+                raise BadInputError(path, line_no, message) from None
+            yield line_no, record
 
 
 class StageTimer:

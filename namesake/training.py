@@ -31,7 +31,7 @@ do; what would otherwise be written five times, and drift apart, lives here:
   ``huggingface_hub.ModelCard`` (the YAML header from ``ModelCardData``, which drops unset
   fields);
 - :func:`finish`: the output folder (model, ``metrics.json``, card) written through
-  :func:`namesake.io.atomic_directory` (never half a model) and pushed with
+  :func:`namesake.outputs.atomic_directory` (never half a model) and pushed with
   :func:`namesake.hub.push_folder` when asked.
 """
 
@@ -43,12 +43,13 @@ import logging
 import math
 import os
 import re
+import sys
 import warnings
 from collections.abc import Callable
 from pathlib import Path
 
 from namesake.hub import push_folder
-from namesake.io import atomic_directory
+from namesake.outputs import Output, OutputRefused, atomic_directory, check_outputs, overwriting
 
 #: The file beside ``accelerator.save_state``'s files that makes a folder a checkpoint.
 STATE_FILE = "training_state.json"
@@ -98,6 +99,12 @@ def add_training_arguments(
     add = parser.add_argument
     add("--model_name_or_path", default=model_default, help=model_help)
     add("--output_dir", required=True, help="folder of the trained model (replaced atomically)")
+    add(
+        "--overwrite_output_dir",
+        action="store_true",
+        help="write into an --output_dir that this script did not write (files it did not "
+        "write are kept)",
+    )
     add("--validation_file", default=None, help=validation_help)
     add(
         "--per_device_train_batch_size",
@@ -274,6 +281,16 @@ def check_training_arguments(parser: argparse.ArgumentParser, args, *positive: s
         parser.error("--max_grad_norm must be at least 0")
     if args.checkpoint_dir is None:
         args.checkpoint_dir = str(Path(args.output_dir).resolve()) + "-checkpoints"
+    # The script that called: its file names the writer in --output_dir's marker.
+    args.output_writer = f"training/{Path(sys._getframe(1).f_globals['__file__']).name}"
+    output = Output(Path(args.output_dir), "folder", args.output_writer, "--output_dir")
+    outputs = {"output_dir", "checkpoint_dir", "output_writer"}
+    given = [v for k, v in vars(args).items() if isinstance(v, str) and k not in outputs]
+    try:
+        with overwriting(args.overwrite_output_dir):
+            check_outputs([output], inputs=given)
+    except OutputRefused as exc:
+        parser.error(str(exc))
 
 
 #: ``datasets``' loader for each extension of a data file, as the transformers examples read
@@ -788,13 +805,16 @@ def finish(
 
     On the main process, ``write(folder)`` saves the model into a temporary sibling of
     ``--output_dir``, ``metrics.json`` and ``README.md`` (``card()``) go beside it, and the
-    folder then replaces ``--output_dir`` (:func:`namesake.io.atomic_directory`: never half a
+    folder then replaces ``--output_dir`` (:func:`namesake.outputs.atomic_directory`: never half a
     model); with ``--push_to_hub`` it goes to ``--hub_model_id``. Every process waits for it.
     """
     output_dir = Path(args.output_dir).resolve()
     accelerator.wait_for_everyone()
     if accelerator.is_main_process:
-        with atomic_directory(output_dir) as staging:
+        with (
+            overwriting(args.overwrite_output_dir),
+            atomic_directory(output_dir, writer=args.output_writer) as staging,
+        ):
             write(staging)
             write_json(staging / "metrics.json", metrics)
             (staging / "README.md").write_text(card(), encoding="utf-8")

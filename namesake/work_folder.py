@@ -13,7 +13,8 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
-from namesake.io import BadInputError, atomic_file
+from namesake.io import BadInputError
+from namesake.outputs import atomic_file
 
 
 def input_identity(path: Path) -> dict:

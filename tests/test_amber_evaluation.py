@@ -173,7 +173,7 @@ def test_bad_prediction_line_names_file_and_line(bm25_run, tmp_path):
                 str(tmp_path / "r"),
             ]
         )
-    assert f"{bad}:2: invalid JSON" in str(exit_.value.code)
+    assert f"{bad}:2: not JSON" in str(exit_.value.code)
 
 
 def test_compare_prints_one_row_per_retriever_collection_and_task(sample_build, tmp_path, capsys):

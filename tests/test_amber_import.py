@@ -249,7 +249,7 @@ def test_unparseable_json_line(sample_build, tmp_path):
     lines = _lines(path)
     lines[3] = lines[3][: len(lines[3]) // 2]
     _write_lines(path, lines)
-    _expect_error(release, tmp_path, path, 4, "invalid JSON")
+    _expect_error(release, tmp_path, path, 4, "not JSON")
 
 
 def test_missing_field_is_named(sample_build, tmp_path):
@@ -305,7 +305,7 @@ def test_cli_reports_a_damaged_release_in_one_line(sample_build, tmp_path, capsy
     _write_lines(path, lines)
     with pytest.raises(SystemExit) as exited:
         main(["amber", "import", "--released", str(release), "--out", str(tmp_path / "out")])
-    assert str(exited.value.code).startswith(f"namesake: error: {path}:2: invalid JSON")
+    assert str(exited.value.code).startswith(f"namesake: error: {path}:2: not JSON")
     assert not (tmp_path / "out").exists()
 
 

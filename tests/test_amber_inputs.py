@@ -41,6 +41,7 @@ from namesake.amber.build import build_amber
 from namesake.amber.pageviews import read_pageviews
 from namesake.cli import main
 from namesake.io import BadInputError, InputProblems, iter_line_blocks
+from namesake.outputs import MARKER
 
 NAMESAKE = Path(sys.executable).with_name("namesake")
 
@@ -378,13 +379,13 @@ BAD_AT = len(PROPERTIES) + 2
 BAD_LINE_NO = BAD_AT + 2  # '[' is line 1
 
 BAD_WIKIDATA_LINES = {
-    "truncated": (FULL_LINE[:-12], "truncated entity line"),
+    "truncated": (FULL_LINE[:-12], "not JSON: cut short"),
     "invalid JSON": (
         b'{"type":"item","id":"Q63","labels":{,"sitelinks":{"enwiki":{"title":"X"}}}',
-        "invalid JSON",
+        "not JSON",
     ),
-    "claim without mainsnak": (_broken_claim("mainsnak"), "missing or malformed field"),
-    "claim without datatype": (_broken_claim("datatype"), "missing or malformed field"),
+    "claim without mainsnak": (_broken_claim("mainsnak"), "missing field mainsnak"),
+    "claim without datatype": (_broken_claim("datatype"), "missing field datatype"),
     "unknown datatype": (_unknown_datatype(), "unknown datatype"),
 }
 
@@ -398,9 +399,12 @@ def _inputs_with_wikidata_line(folder: Path, bad: bytes) -> tuple[dict, Path]:
 
 
 def _assert_reported(report, path: Path, kind: str, line: int):
+    """`kind`: what the summary groups the line under, then ': ' and how its detail starts
+    where the test says it ('not JSON: cut short')."""
+    kind, _, detail = kind.partition(": ")
     matching = [p for p in report.problems if p.startswith(f"{path}: ") and kind in p]
     assert matching, report.problems
-    assert f"line {line}" in matching[0]
+    assert f"line {line}" + (f": {detail}" if detail else "") in matching[0]
 
 
 def _assert_output_complete(out: Path):
@@ -418,7 +422,7 @@ def test_bad_wikidata_line(tmp_path, capsys, case):
     assert "Skipped 1 bad input line(s)" in capsys.readouterr().err
     _assert_output_complete(tmp_path / "out")
     card = (tmp_path / "out" / "README.md").read_text(encoding="utf-8")
-    assert kind in card
+    assert kind.partition(": ")[0] in card
 
     with pytest.raises(BadInputError) as caught:
         build(inputs, tmp_path / "strict", workers=1, strict=True)
@@ -433,8 +437,8 @@ def test_truncated_entity_line_cut_before_its_sitelinks_is_reported(tmp_path):
     assert b"enwiki" not in cut
     inputs, path = _inputs_with_wikidata_line(tmp_path, cut)
     report = build(inputs, tmp_path / "out", workers=1)
-    _assert_reported(report, path, "truncated", BAD_LINE_NO)
-    with pytest.raises(BadInputError, match=rf":{BAD_LINE_NO}: truncated"):
+    _assert_reported(report, path, "not JSON: cut short", BAD_LINE_NO)
+    with pytest.raises(BadInputError, match=rf":{BAD_LINE_NO}: not JSON: cut short"):
         build(inputs, tmp_path / "strict", workers=1, strict=True)
 
 
@@ -446,12 +450,12 @@ def test_strict_stops_at_the_first_bad_line(tmp_path):
     inputs["wikidata"].write_bytes(dump_bytes(lines))
     with pytest.raises(BadInputError) as caught:
         build(inputs, tmp_path / "strict", workers=2, strict=True)
-    assert str(caught.value).startswith(f"{inputs['wikidata']}:{BAD_LINE_NO}: invalid JSON")
+    assert str(caught.value).startswith(f"{inputs['wikidata']}:{BAD_LINE_NO}: not JSON")
 
     report = build(inputs, tmp_path / "out", workers=2)
     problems = [p for p in report.problems if p.startswith(str(inputs["wikidata"]))]
-    assert len(problems) == 2
-    assert any(f"line {BAD_LINE_NO + 3}" in p and "truncated" in p for p in problems)
+    assert len(problems) == 1  # one kind, not JSON, with both lines
+    assert any(f"line {BAD_LINE_NO + 3}: cut short" in p for p in problems)
     _assert_output_complete(tmp_path / "out")
 
 
@@ -492,9 +496,9 @@ _KILT_PAGE = json.dumps(page(9, "John Smith (actor)", ["An actor."], "Q2"))
 _KILT_NO_TEXT = page(9, "John Smith (actor)", ["An actor."], "Q1")
 del _KILT_NO_TEXT["text"]
 BAD_KILT_LINES = {
-    "truncated": (_KILT_PAGE[:-25], "truncated JSON line"),
-    "invalid JSON": (_KILT_PAGE.replace('"text": [', '"text": [,'), "invalid JSON"),
-    "missing text": (json.dumps(_KILT_NO_TEXT), "missing or malformed field"),
+    "truncated": (_KILT_PAGE[:-25], "not JSON: cut short"),
+    "invalid JSON": (_KILT_PAGE.replace('"text": [', '"text": [,'), "not JSON"),
+    "missing text": (json.dumps(_KILT_NO_TEXT), "missing field text"),
 }
 
 
@@ -691,16 +695,17 @@ def test_missing_input_file(tmp_path, which):
 def test_input_problems_summary_lists_file_kind_and_examples():
     problems = InputProblems()
     for line in (7, 9, 11, 13):
-        problems.report("dump.json", line, "invalid JSON", "unexpected character")
+        problems.report("dump.json", line, "not JSON", f"unexpected character {line}")
     problems.report("views.txt", 2, "malformed pagecounts-ez line")
     assert problems.total() == 5
     assert problems.summary() == [
-        "dump.json: skipped 4 line(s) with invalid JSON (e.g. line 7, 9, 11)",
-        "views.txt: skipped 1 line(s) with malformed pagecounts-ez line (e.g. line 2)",
+        "dump.json: skipped 4 line(s): not JSON (line 7: unexpected character 7; "
+        "line 9: unexpected character 9; line 11: unexpected character 11)",
+        "views.txt: skipped 1 line(s): malformed pagecounts-ez line (e.g. line 2)",
     ]
     strict = InputProblems(strict=True)
-    with pytest.raises(BadInputError, match=r"^dump\.json:7: invalid JSON: oops$"):
-        strict.report("dump.json", 7, "invalid JSON", "oops")
+    with pytest.raises(BadInputError, match=r"^dump\.json:7: not JSON: oops$"):
+        strict.report("dump.json", 7, "not JSON", "oops")
 
 
 # ---------------------------------------------------------------------------------------
@@ -754,14 +759,14 @@ def test_cli_subprocess_bad_input_exits_with_a_clear_error(tmp_path, capsys):
         timeout=120,
     )
     assert done.returncode != 0
-    assert f"namesake: error: {path}:{BAD_LINE_NO}: invalid JSON" in done.stderr
+    assert f"namesake: error: {path}:{BAD_LINE_NO}: not JSON" in done.stderr
     assert "Traceback" not in done.stderr
     assert not out.exists()
 
     # Without --strict the same input builds, and the skipped line is reported.
     main(_build_args(inputs, out))
     captured = capsys.readouterr()
-    assert f"{path}: skipped 1 line(s) with invalid JSON (e.g. line {BAD_LINE_NO})" in captured.out
+    assert f"{path}: skipped 1 line(s): not JSON (line {BAD_LINE_NO}: " in captured.out
     assert "Skipped 1 bad input line(s)" in captured.err
     _assert_output_complete(out)
 
@@ -817,7 +822,11 @@ def test_cli_stats(reference, tmp_path, capsys):
 
 
 def _expected_upload(folder: Path) -> list[str]:
-    return sorted(str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file())
+    """Every file of the build but namesake's output marker, which stays local."""
+    assert (folder / MARKER).is_file()
+    return sorted(
+        str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and p.name != MARKER
+    )
 
 
 def _forbid_upload(monkeypatch):
@@ -926,11 +935,13 @@ def test_rebuild_replaces_previous_output(tmp_path, reference):
     parent = tmp_path / "outputs"
     out = parent / "amber"
     shutil.copytree(reference, out)
-    (out / "stale.txt").write_text("from an older build")
+    (out / "human" / "note.txt").write_text("a user's note, not namesake's")
     build(write_inputs(tmp_path / "in"), out, workers=1, collections=("human",))
+    # The first build's files go (its nonhuman configs too); the user's note stays.
     assert sorted(p.name for p in out.iterdir()) == sorted(
-        ["README.md", "human", "human_qa", "human_sf", "human_fc", "human_entities"]
+        [MARKER, "README.md", "human", "human_qa", "human_sf", "human_fc", "human_entities"]
     )
+    assert (out / "human" / "note.txt").read_text() == "a user's note, not namesake's"
     assert leftovers(parent) == []
     assert sorted(p.name for p in parent.iterdir()) == ["amber"]
     tables = parquet_tables(out)

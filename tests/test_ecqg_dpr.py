@@ -16,6 +16,7 @@ from tiny_models import accelerate_launch, assert_linear_schedule, save_tiny_ber
 from namesake.ecqg.dpr.data import DPRFileError, read_dpr_file, read_qa_file
 from namesake.ecqg.dpr.evaluation import has_answer, top_k_accuracy
 from namesake.ecqg.dpr.modeling import dpr_loss
+from namesake.outputs import MARKER, atomic_directory
 
 ROOT = Path(__file__).parent.parent
 
@@ -471,11 +472,14 @@ def test_empty_train_file_explained_not_trained(tiny, tmp_path):
     empty = tmp_path / "synthetic.json"
     empty.write_text(json.dumps([{"question": "malformed: no answers"}]))
     out = tmp_path / "mixed"
-    (out / "question_encoder").mkdir(parents=True)  # an earlier run's model: must not remain
+    # an earlier run's model, written by the script: it must not remain
+    with atomic_directory(out, writer="training/train_dpr.py") as staging:
+        (staging / "question_encoder").mkdir()
+        (staging / "question_encoder" / "model.safetensors").write_bytes(b"weights")
     args = train_args(tiny, out, "--if_empty", "explain")
     args[1:2] = [args[1], str(empty)]
     assert load_script("train_dpr").main(args) is None
-    assert [p.name for p in out.iterdir()] == ["not_trained.json"]
+    assert sorted(p.name for p in out.iterdir()) == [MARKER, "not_trained.json"]
     reason = not_trained_reason(out)
     assert reason == f"{empty} holds no training item (1 malformed skipped)"
     assert not not_trained_reason(tmp_path)  # only the output folder says so

@@ -5,6 +5,7 @@ import random
 from pathlib import Path
 
 import evaluate
+import numpy as np
 import pytest
 from conftest import load_module
 
@@ -412,9 +413,60 @@ def test_missing_reference_key_in_add_batch(metric):
         ([[1, 2]], [ref(["a"], [], True, "s")], "predictions must hold strings"),
         ([["a"]], [ref("a", [], True, "s")], r"references\[0\]\['gold_ids'\] must be a list"),
         ([["a"]], [ref(["a"], [3], True, "s")], "confuser_ids must hold strings"),
-        ([["a"]], [ref(["a"], [], "yes", "s")], "is_head must be a bool"),
+        ([["a"]], [ref(["a"], [], "yes", "s")], r"references\[0\]\['is_head'\] must be a bool"),
     ],
 )
 def test_wrong_types(metric, predictions, references, message):
     with pytest.raises(TypeError, match=message):
         metric.compute(predictions=predictions, references=references)
+
+
+@pytest.mark.parametrize("is_head", [1, 0, np.int64(1), 1.0, "yes", "True", [True]])
+def test_is_head_must_be_a_bool(metric, bare_compute, is_head):
+    """The card promises a TypeError for a non-bool is_head: 1 and 0 included."""
+    references = [ref(["a"], [], True, "s"), ref(["b"], [], is_head, "s")]
+    message = r"^references\[1\]\['is_head'\] must be a bool \(True or False\), got "
+    with pytest.raises(TypeError, match=message):
+        metric.compute(predictions=[["a"], ["b"]], references=references)
+    with pytest.raises(TypeError, match=message):
+        bare_compute([["a"], ["b"]], references)
+    with pytest.raises(TypeError, match=message):
+        metric.add_batch(predictions=[["a"], ["b"]], references=references)
+    numpy_bools = [ref(["a"], [], np.bool_(True), "s")] * 2  # bools all the same
+    result = metric.compute(predictions=[["a"], ["b"]], references=numpy_bools)
+    assert result["accuracy@1_head"] == 50.0
+
+
+RANKINGS = r"must be a list of rankings \(lists of document ids\), one per query, got"
+
+
+@pytest.mark.parametrize(
+    ("predictions", "references", "message"),
+    [
+        (None, [ref(["a"], [], True, "s")], rf"^predictions {RANKINGS} None$"),
+        ([["a"]], None, r"^references must be a list of dicts, one per query, got None$"),
+        ("a", [ref(["a"], [], True, "s")], rf"^predictions {RANKINGS} str$"),
+        ([["a"]], ref(["a"], [], True, "s"), r"^references must be a list of dicts, .* got dict$"),
+        (3, [ref(["a"], [], True, "s")], rf"^predictions {RANKINGS} int$"),
+    ],
+)
+def test_arguments_that_are_not_lists_are_named(
+    metric, bare_compute, predictions, references, message
+):
+    with pytest.raises(TypeError, match=message):
+        metric.compute(predictions=predictions, references=references)
+    with pytest.raises(TypeError, match=message):
+        bare_compute(predictions, references)
+    with pytest.raises(TypeError, match=message):
+        metric.add_batch(predictions=predictions, references=references)
+
+
+def test_missing_arguments_with_nothing_added_name_the_argument():
+    fresh = evaluate.load(str(MODULE_DIR))
+    with pytest.raises(TypeError, match=rf"^predictions {RANKINGS} None$"):
+        fresh.compute()
+    with pytest.raises(TypeError, match=rf"^predictions {RANKINGS} None$"):
+        fresh.compute(references=[ref(["a"], [], True, "s")])
+    # the refused calls added nothing: the next batch is the only one
+    fresh.add_batch(predictions=[["a"]], references=[ref(["a"], [], True, "s")])
+    assert fresh.compute()["num_queries"] == 1

@@ -15,6 +15,7 @@ import pytest
 from dumps import page, write_kilt
 
 from namesake.io import BadInputError
+from namesake.outputs import MARKER
 from namesake.retrieval import (
     DEFAULT_MODEL,
     BM25Retriever,
@@ -158,9 +159,12 @@ def test_read_kilt_documents_gzip_and_integer_ids(tmp_path):
 @pytest.mark.parametrize(
     "bad_line, problem",
     [
-        ('{"wikipedia_id": "2", "wikipedia_title": "Two", "text": ["Two"', "invalid JSON"),
-        ('{"wikipedia_id": "2", "text": ["Two"]}', "missing or malformed field"),
-        ('{"wikipedia_id": "2", "wikipedia_title": "Two", "text": "Two"}', "malformed field"),
+        ('{"wikipedia_id": "2", "wikipedia_title": "Two", "text": ["Two"', "not JSON"),
+        ('{"wikipedia_id": "2", "text": ["Two"]}', "missing field wikipedia_title"),
+        (
+            '{"wikipedia_id": "2", "wikipedia_title": "Two", "text": "Two"}',
+            "wrong type: text is a string, not a list",
+        ),
     ],
 )
 def test_bad_kilt_line_names_file_and_line(tmp_path, bad_line, problem):
@@ -344,6 +348,7 @@ def test_dense_save_load_identical(kind, dense, documents, tmp_path):
     assert len(before[-1]) == 9 if kind != "ivf" else 1 <= len(before[-1]) < 9
     retriever.save(tmp_path / kind)
     assert sorted(p.name for p in (tmp_path / kind).iterdir()) == [
+        MARKER,
         "document_ids.arrow",
         "index.faiss",
         "passage_documents.npy",

@@ -233,9 +233,10 @@ def test_score_is_mean_and_threshold_sets_accuracy(metric):
     scores = r["scores"]
     assert r["score"] == pytest.approx(sum(scores) / 3)
     middle = sorted(scores)[1]
-    low = metric.compute(predictions=predictions, references=references, threshold=-1.0)
+    low = metric.compute(predictions=predictions, references=references, threshold=0.0)
     mid = metric.compute(predictions=predictions, references=references, threshold=middle)
-    high = metric.compute(predictions=predictions, references=references, threshold=1.01)
+    high = metric.compute(predictions=predictions, references=references, threshold=1.0)
+    assert max(scores) < 1.0
     assert low["accuracy"] == 1.0
     assert mid["accuracy"] == pytest.approx(2 / 3)  # ">=": the middle score counts
     assert high["accuracy"] == 0.0
@@ -307,8 +308,44 @@ def test_empty_input(bare):
         ({"predictions": [1], "references": [["a"]]}, TypeError, "prediction 0"),
         ({"predictions": ["a"], "references": [["a", 2]]}, TypeError, "example 0"),
         ({"predictions": "a", "references": [["a"]]}, TypeError, "list of strings"),
+        (
+            {"predictions": None, "references": [["a"]]},
+            TypeError,
+            "^predictions must be a list of strings, got None$",
+        ),
+        (
+            {"predictions": ["a"], "references": None},
+            TypeError,
+            "^references must be a list of lists of strings, got None$",
+        ),
+        (
+            {"predictions": ["a"], "references": {"a": "a"}},
+            TypeError,
+            "^references must be a list of lists of strings, got dict$",
+        ),
+        (
+            {"predictions": ["a"], "references": [["a"]], "questions": "q"},
+            TypeError,
+            "^questions must be a list of strings, got str$",
+        ),
         ({"predictions": ["a"], "references": [["a"]], "batch_size": 0}, ValueError, "batch_size"),
         ({"predictions": ["a"], "references": [["a"]], "threshold": "x"}, TypeError, "threshold"),
+        ({"predictions": ["a"], "references": [["a"]], "threshold": True}, TypeError, "threshold"),
+        *(
+            (
+                {"predictions": ["a"], "references": [["a"]], "threshold": threshold},
+                ValueError,
+                rf"^threshold must be a number from 0 to 1, .*hybrid scorer.*got {shown}$",
+            )
+            for threshold, shown in [
+                (float("nan"), "nan"),
+                (float("inf"), "inf"),
+                (-float("inf"), "-inf"),
+                (-0.1, "-0.1"),
+                (1.5, "1.5"),
+                (45, "45"),  # a percentage
+            ]
+        ),
         (
             {"predictions": ["a"], "references": [["a"]], "questions": ["q", "r"]},
             ValueError,
@@ -333,6 +370,37 @@ def test_input_validation(metric, kwargs, error, message, monkeypatch, bare):
         metric.compute(**kwargs)
     with pytest.raises(error, match=message):
         bare.compute_wes_similarity(**kwargs)
+
+
+def test_missing_arguments_with_nothing_added_name_the_argument():
+    fresh = evaluate.load(str(MODULE_DIR))
+    with pytest.raises(TypeError, match="^predictions must be a list of strings, got None$"):
+        fresh.compute()
+    with pytest.raises(TypeError, match="^predictions must be a list of strings, got None$"):
+        fresh.add_batch(predictions=None, references=[["a"]])
+    with pytest.raises(TypeError, match=r"^references: reference 0 of example 0 is int"):
+        fresh.add_batch(predictions=["a"], references=[[1]])
+    # nothing was added by the refused batches
+    fresh.add_batch(predictions=["Paris"], references=[["Paris"]])
+    assert fresh.compute()["num_examples"] == 1
+
+
+def test_threshold_range_is_the_scorers(metric, bare, tiny_cross_encoder):
+    """A bi-encoder's cosines run from -1 to 1, so a negative threshold is one of its
+    thresholds; probabilities (cross-encoder, hybrid) run from 0 to 1."""
+    path = bare.bundled_bi_encoder()
+    same = {"predictions": ["x"], "references": [["x"]]}
+    r = metric.compute(**same, model_name_or_path=path, threshold=-0.5)
+    assert r["threshold"] == -0.5 and r["accuracy"] == 1.0
+    assert metric.compute(**same, threshold=np.float32(0.25))["threshold"] == 0.25
+    for model, threshold, message in [
+        (path, -1.5, "from -1 to 1, the range of the scores of a bi-encoder cosine scorer"),
+        (path, float("nan"), "from -1 to 1, .*got nan"),
+        (str(tiny_cross_encoder), -0.5, "from 0 to 1, .* a cross-encoder scorer"),
+        (str(tiny_cross_encoder), 2.0, "from 0 to 1, .* a cross-encoder scorer"),
+    ]:
+        with pytest.raises(ValueError, match=message):
+            metric.compute(**same, model_name_or_path=model, threshold=threshold)
 
 
 @pytest.mark.parametrize(

@@ -83,7 +83,7 @@ from namesake.ecqg.dpr.modeling import (
     gather_with_grad,
 )
 from namesake.ecqg.dpr.not_trained import write_not_trained
-from namesake.io import atomic_directory
+from namesake.outputs import atomic_directory, overwriting
 
 CARD_TEMPLATE = Path(__file__).resolve().parent.parent / "model_cards" / "dpr.md"
 logger = training.setup_logging(__name__)
@@ -307,7 +307,10 @@ def explain_not_trained(accelerator, args, reason: str) -> None:
         f"instead of a model; the tables that list it print this reason.\n{'!' * 78}"
     )
     if accelerator.is_main_process:
-        with atomic_directory(Path(args.output_dir).resolve()) as staging:
+        with (
+            overwriting(args.overwrite_output_dir),
+            atomic_directory(Path(args.output_dir).resolve(), writer=args.output_writer) as staging,
+        ):
             write_not_trained(staging, reason)
     accelerator.wait_for_everyone()
     accelerator.end_training()

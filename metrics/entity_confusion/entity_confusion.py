@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import datasets
 import evaluate
@@ -93,7 +93,7 @@ DEFAULT_K_VALUES = (1, 20)
 REFERENCE_KEYS = ("gold_ids", "confuser_ids", "is_head", "set_id")
 _REFERENCE_KEY_SET = frozenset(REFERENCE_KEYS)
 _STRING_TYPES = {str, np.str_}
-_BOOL_TYPES = {bool, np.bool_, int, np.int64}
+_BOOL_TYPES = {bool, np.bool_}
 _LIST_TYPES = {list, tuple, np.ndarray}
 
 
@@ -142,6 +142,18 @@ def _check_id_lists(column, name: str, references=None) -> None:
                 )
 
 
+def _check_given(predictions, references) -> None:
+    """Each argument must be a list (or another iterable) of per-query items: None, a string
+    or a dict is a TypeError naming the argument."""
+    for name, value, items in (
+        ("predictions", predictions, "rankings (lists of document ids)"),
+        ("references", references, "dicts"),
+    ):
+        if isinstance(value, (str, bytes, Mapping)) or not isinstance(value, Iterable):
+            kind = "None" if value is None else type(value).__name__
+            raise TypeError(f"{name} must be a list of {items}, one per query, got {kind}")
+
+
 def _columns(predictions, references):
     """Validate the inputs; return the reference columns (gold, confusers, is_head, set_id)."""
     if len(predictions) != len(references):
@@ -170,8 +182,11 @@ def _columns(predictions, references):
         bad = set(map(type, itertools.chain.from_iterable(column))) - _STRING_TYPES
         if bad:
             raise TypeError(f"{key} must hold strings, found {sorted(t.__name__ for t in bad)}")
-    if not set(map(type, heads)) <= _BOOL_TYPES or not set(heads) <= {0, 1}:
-        raise TypeError("is_head must be a bool in every reference")
+    if not set(map(type, heads)) <= _BOOL_TYPES:  # 1 or "yes" is no bool: say where it is
+        i = next(i for i, head in enumerate(heads) if type(head) not in _BOOL_TYPES)
+        raise TypeError(
+            f"references[{i}]['is_head'] must be a bool (True or False), got {heads[i]!r}"
+        )
     _check_id_lists(predictions, "predictions[{}]")
     # As evaluate does, check the first id of each ranking (checking all would cost ~0.3 s).
     bad = {type(pred[0]) for pred in predictions if len(pred)} - _STRING_TYPES
@@ -218,6 +233,7 @@ def per_query_ranks(predictions, golds, confusers) -> tuple[np.ndarray, np.ndarr
 def compute_entity_confusion(predictions, references, k_values=DEFAULT_K_VALUES) -> dict:
     """The metric without `evaluate`'s machinery: same inputs and outputs as ``compute``."""
     k_values = _check_k_values(DEFAULT_K_VALUES if k_values is None else k_values)
+    _check_given(predictions, references)
     predictions = list(predictions)
     references = list(references)
     golds, confusers, heads, set_ids = _columns(predictions, references)
@@ -287,6 +303,9 @@ class EntityConfusion(evaluate.Metric):
         queries x 100 ids and changes nothing for lists of strings. After ``add``/``add_batch``,
         or with several processes, evaluate's standard path runs; both give the same results.
         """
+        given = (predictions is not None, references is not None)
+        if given in ((True, False), (False, True)) or (not any(given) and self.writer is None):
+            _check_given(predictions, references)  # a TypeError naming the missing argument
         if (
             self.writer is None
             and self.num_process == 1
@@ -299,8 +318,8 @@ class EntityConfusion(evaluate.Metric):
 
     def add_batch(self, *, predictions=None, references=None, **kwargs):
         """`evaluate.Metric.add_batch`, checking the batch first for clear error messages."""
-        if predictions is not None and references is not None:
-            _columns(list(predictions), list(references))
+        _check_given(predictions, references)
+        _columns(list(predictions), list(references))
         return super().add_batch(predictions=predictions, references=references, **kwargs)
 
     def _compute(self, predictions, references, k_values=DEFAULT_K_VALUES):

@@ -41,6 +41,7 @@ from __future__ import annotations
 import collections
 import json
 import math
+import numbers
 import os
 import re
 import string
@@ -89,8 +90,9 @@ Args:
         sentence-transformers bi-encoder. None (default): namesake-wes-scorer-v3.
     model_type (`str`, optional): "auto" (default: scorer.json, else detected from the
         model's files), "cross-encoder" or "bi-encoder".
-    threshold (`float`, optional): an example is "same" when its score is >= threshold.
-        Default: the scorer's saved threshold, else 0.5.
+    threshold (`float`, optional): an example is "same" when its score is >= threshold; from
+        0 to 1 (-1 to 1 for a bi-encoder), the range of the scores. Default: the scorer's saved
+        threshold, else 0.5.
     batch_size (`int`, optional): model batch size, default 64.
 Returns:
     "score" (`float`): mean of the examples' scores (0-1 for a hybrid scorer or a
@@ -792,6 +794,9 @@ SCORER_FORMAT = "namesake-wes-scorer"
 SCORER_FORMAT_VERSION = 1
 HYBRID = "hybrid"
 KINDS = (HYBRID, CROSS_ENCODER, "bi-encoder")
+# The scores of each kind of scorer: probabilities, or a cosine for a bi-encoder (see
+# score_pairs); a threshold outside them gives every example the same verdict.
+SCORE_RANGES = {HYBRID: (0.0, 1.0), CROSS_ENCODER: (0.0, 1.0), BI_ENCODER: (-1.0, 1.0)}
 
 
 def bundled_bi_encoder() -> str:
@@ -1120,9 +1125,9 @@ def _check_inputs(predictions, references, questions=None) -> list[list[str]]:
     """The references as lists of strings; every problem is a TypeError or ValueError that
     names the argument and the example, raised before anything is scored."""
     if isinstance(predictions, str) or not isinstance(predictions, Sequence):
-        raise TypeError("predictions must be a list of strings")
+        raise TypeError(f"predictions must be a list of strings, got {_kind(predictions)}")
     if isinstance(references, str) or not isinstance(references, Sequence):
-        raise TypeError("references must be a list of lists of strings")
+        raise TypeError(f"references must be a list of lists of strings, got {_kind(references)}")
     if len(predictions) != len(references):
         raise ValueError(
             f"predictions and references differ in length: {len(predictions)} predictions, "
@@ -1130,7 +1135,7 @@ def _check_inputs(predictions, references, questions=None) -> list[list[str]]:
         )
     if questions is not None:
         if isinstance(questions, str) or not isinstance(questions, Sequence):
-            raise TypeError("questions must be a list of strings")
+            raise TypeError(f"questions must be a list of strings, got {_kind(questions)}")
         if len(questions) != len(predictions):
             raise ValueError(
                 f"questions and predictions differ in length: {len(questions)} questions, "
@@ -1160,6 +1165,25 @@ def _check_inputs(predictions, references, questions=None) -> list[list[str]]:
                 )
         refs.append(list(ref))
     return refs
+
+
+def _kind(value) -> str:
+    return "None" if value is None else type(value).__name__
+
+
+def _check_threshold(threshold, scorer: Scorer) -> float:
+    """A given threshold as a float: a real number (TypeError otherwise) within the range of
+    the scorer's scores (ValueError otherwise; NaN, which no score reaches, included)."""
+    if isinstance(threshold, bool | np.bool_) or not isinstance(threshold, numbers.Real):
+        raise TypeError(f"threshold must be a number, got {threshold!r}")
+    low, high = SCORE_RANGES[scorer.kind]
+    if not low <= threshold <= high:  # False for NaN too
+        raise ValueError(
+            f"threshold must be a number from {low:g} to {high:g}, the range of the scores of "
+            f"a {scorer.kind} scorer (outside it every example gets the same verdict), "
+            f"got {threshold!r}"
+        )
+    return float(threshold)
 
 
 def question_regime(scorer: Scorer, questions) -> tuple[str, str]:
@@ -1192,10 +1216,6 @@ def compute_wes_similarity(
 ) -> dict:
     """The metric without evaluate's machinery; see the module's kwargs description."""
     refs = _check_inputs(predictions, references, questions)
-    if threshold is not None and (
-        isinstance(threshold, bool) or not isinstance(threshold, int | float)
-    ):
-        raise TypeError(f"threshold must be a number, got {threshold!r}")
     if isinstance(batch_size, bool) or not isinstance(batch_size, int) or batch_size < 1:
         raise ValueError(f"batch_size must be a positive integer, got {batch_size!r}")
     if model_type not in MODEL_TYPES:
@@ -1203,6 +1223,8 @@ def compute_wes_similarity(
     scorer = resolve_scorer(model_name_or_path, model_type)
     if threshold is None:
         threshold = scorer.threshold if scorer.threshold is not None else UNSAVED_THRESHOLD
+    else:
+        threshold = _check_threshold(threshold, scorer)
     regime, regime_reason = question_regime(scorer, questions)
     scores = [float(s) for s in scorer.score(questions, refs, list(predictions), batch_size)]
     em = [max(exact_match(p, r) for r in ref) for p, ref in zip(predictions, refs, strict=True)]
@@ -1264,6 +1286,9 @@ class WesSimilarity(evaluate.Metric):
         checked with clear messages) instead of going through evaluate's Arrow cache; after
         ``add`` / ``add_batch`` evaluate's standard path runs. Both give the same results.
         """
+        given = (predictions is not None, references is not None)
+        if given in ((True, False), (False, True)) or (not any(given) and self.writer is None):
+            _check_inputs(predictions, references)  # a TypeError naming the missing argument
         if (
             self.writer is None
             and self.num_process == 1
@@ -1273,6 +1298,11 @@ class WesSimilarity(evaluate.Metric):
         ):
             return self._compute(predictions=predictions, references=references, **kwargs)
         return super().compute(predictions=predictions, references=references, **kwargs)
+
+    def add_batch(self, *, predictions=None, references=None, **kwargs):
+        """`evaluate.Metric.add_batch`, checking the batch first for clear error messages."""
+        _check_inputs(predictions, references)
+        return super().add_batch(predictions=predictions, references=references, **kwargs)
 
     def _compute(
         self,

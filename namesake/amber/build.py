@@ -24,7 +24,8 @@ from namesake.amber.pageviews import read_pageviews
 from namesake.amber.reference import COLLECTIONS, PRACTICED_BY, USED_BY, load_collection
 from namesake.amber.relations import keep_distinguishing_relations
 from namesake.build_report import BuildReport, warn_skipped
-from namesake.io import InputProblems, NamesakeError, StageTimer, atomic_directory
+from namesake.io import InputProblems, NamesakeError, StageTimer
+from namesake.outputs import atomic_directory
 
 
 def build_amber(
@@ -103,12 +104,12 @@ def build_amber(
         "page views": Path(pageviews).name,
         "KILT": Path(kilt).name,
     }
-    with atomic_directory(out) as staging:
+    with atomic_directory(out, writer="amber build") as staging:
         written = write_configs(staging, configs)
         card = dataset_card(report.statistics, sources, report.notes(), written)
         (staging / "README.md").write_text(card, encoding="utf-8")
     if jsonl_dir is not None:
-        with atomic_directory(jsonl_dir) as staging:
+        with atomic_directory(jsonl_dir, writer="amber build") as staging:
             for name, (tuples, instances) in outputs.items():
                 write_jsonl_layout(staging, name, tuples, instances)
     lap("writing")

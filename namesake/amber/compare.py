@@ -19,8 +19,9 @@ from namesake.amber.paper import paper_kind, paper_line
 from namesake.amber.reference import COLLECTION_NAMES, COLLECTIONS
 from namesake.amber.report import evaluate_run, results_table
 from namesake.amber.retrieve import open_retriever, retrieve_config
-from namesake.io import NamesakeError, atomic_file
+from namesake.io import NamesakeError
 from namesake.metrics import load_metric
+from namesake.outputs import atomic_file
 
 
 @dataclass
@@ -93,7 +94,8 @@ def compare_retrievers(
     combined table to ``out/results.md``, with the AmbER paper's figure beside each of ours
     that it reports, for the same kind of retriever (``namesake.amber.paper``). With
     ``index_dir``, each retriever's index is loaded from ``index_dir/<retriever>`` or, when
-    missing, built there (the Space reads them).
+    missing, built there (the Space reads them); a saved index built from another corpus,
+    or with other models than a run names, is refused by name (see `open_retriever`).
     ``retriever_options``: per kind, the build options of that retriever (models, settings).
     ``candidates="set"`` ranks only each query's AmbER set (Table 8's setting): no figure of
     the paper's Tables 5-6 compares with it, so its paper cells say "not in the paper".

@@ -10,9 +10,6 @@ from collections import Counter
 from pathlib import Path
 
 import pyarrow as pa
-import pyarrow.compute as pc
-import pyarrow.parquet as pq
-import yaml
 
 import namesake
 from namesake.amber.instances import TASKS
@@ -20,6 +17,10 @@ from namesake.amber.reference import COLLECTION_NAMES, COLLECTIONS
 from namesake.dataset_folder import WrittenConfig, card_entries, write_config
 from namesake.io import BadInputError
 from namesake.papers import paper
+
+# pyarrow.compute (~50 ms), pyarrow.parquet and yaml (~20 ms each) are imported in the
+# functions that use them: this module is part of `import namesake.amber.build`, which every
+# `namesake amber` command pays at start-up, --help included.
 
 ROWS_PER_SHARD = 200_000
 CARD_TEMPLATE = Path(__file__).parent / "dataset_card.md"
@@ -118,6 +119,8 @@ def entity_rows(tuples: list[dict]) -> pa.Table:
 
 def config_tables(collection: str, queries: pa.Table, entities: pa.Table) -> dict[str, pa.Table]:
     """The dataset configs of one collection: all tasks, each task, and the set members."""
+    import pyarrow.compute as pc  # see the imports at the top
+
     configs = {collection: queries}
     for task in TASKS:
         configs[f"{collection}_{task}"] = queries.filter(pc.equal(queries["task"], task))
@@ -148,10 +151,27 @@ def write_jsonl_layout(folder: Path, collection: str, tuples: list[dict], instan
 
 def read_config(folder: str | Path, config: str) -> pa.Table:
     """Reads one config of a built dataset folder."""
+    import pyarrow.parquet as pq  # see the imports at the top
+
     shards = sorted(Path(folder, config).glob("*.parquet"))
     if not shards:
         raise BadInputError(Path(folder, config), None, "no Parquet shards: not an AmbER build?")
-    return pa.concat_tables(pq.read_table(shard) for shard in shards)
+    schema = ENTITY_SCHEMA if config.endswith("_entities") else QUERY_SCHEMA
+    tables = []
+    for shard in shards:  # a shard that is not whole, or not AmbER's, is named
+        try:
+            table = pq.read_table(shard)
+            table.validate(full=True)
+        except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
+            raise BadInputError(shard, None, f"not a readable Parquet file ({exc})") from None
+        for field in schema:
+            if field.name not in table.column_names:
+                raise BadInputError(shard, None, f"no column {field.name}: not an AmbER build?")
+            if table.schema.field(field.name).type != field.type:
+                found = f"column {field.name} is {table.schema.field(field.name).type}"
+                raise BadInputError(shard, None, f"{found}, not {field.type}")
+        tables.append(table)
+    return pa.concat_tables(tables)
 
 
 def statistics(queries: pa.Table, entities: pa.Table) -> dict:
@@ -257,6 +277,8 @@ def dataset_card(
     """README.md with the Hub's YAML header (license, tasks, and the `dataset_info` and
     `configs` of the `written` configs) and the card body; `origin` says where the rows come
     from (a rebuild, or the authors' release), `{version}` standing for namesake's."""
+    import yaml  # see the imports at the top
+
     header = {
         "pretty_name": "AmbER (Ambiguous Entity Retrieval)",
         "license": "cc0-1.0",

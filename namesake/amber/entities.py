@@ -15,12 +15,14 @@ from pathlib import Path
 
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from namesake import dump_restart
 from namesake.amber import wikidata
 from namesake.amber.entity_chunks import EntityChunks
 from namesake.io import BadInputError, InputProblems, map_blocks
+
+# pyarrow.compute (~50 ms) is imported in extract_entities, not here: this module is part
+# of `import namesake.amber.build`, which every `namesake amber` command pays at start-up.
 
 
 @dataclass
@@ -87,6 +89,8 @@ def extract_entities(
         )
     if not last_edges[1]:
         problems.report(wikidata_path, last_line, "missing final ']'", "the dump looks truncated")
+
+    import pyarrow.compute as pc  # see the imports at the top
 
     items = pa.concat_tables([wikidata.ENTITY_SCHEMA.empty_table(), *entity_tables])
     views_row = pc.index_in(items["title"], value_set=pageviews["title"])

@@ -14,13 +14,17 @@ needs the relations of a property the chunks did not keep, is refused by name.
 from __future__ import annotations
 
 import json
+import shutil
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import pyarrow.feather as feather
+from pyarrow import ArrowException
 
-from namesake.amber.wikidata import ParsedBlock, combine_blocks
-from namesake.io import BadInputError, atomic_directory
+from namesake.amber.wikidata import ENTITY_SCHEMA, RELATION_SCHEMA, ParsedBlock, combine_blocks
+from namesake.io import BadInputError
+from namesake.outputs import atomic_directory
 from namesake.work_folder import input_identity, prepare_work_folder, read_json
 
 #: what a chunk's files hold; a change here makes old work folders be refused
@@ -69,28 +73,41 @@ class EntityChunks:
         return self.folder / f"chunk-{index:06d}"
 
     def saved(self) -> Iterator[ParsedBlock]:
-        """The chunks kept so far, in order (see `reused` and `restart`)."""
+        """The chunks kept so far, in order (see `reused` and `restart`). A chunk that does
+        not read back whole (a file cut short or damaged on disk) is dropped, with the
+        chunks after it, and said so on stderr: the pass redoes them."""
         while (path := self._path(self.reused)).is_dir():
-            record = read_json(path / "chunk.json")
-            yield ParsedBlock(
-                entities=feather.read_table(str(path / "entities.arrow")),
-                relations=feather.read_table(str(path / "relations.arrow")),
-                property_labels={int(pid): label for pid, label in record["labels"].items()},
-                problems=[tuple(problem) for problem in record["problems"]],
-                first_line=record["first_line"],
-                lines=record["lines"],
-                edges=None if record["edges"] is None else tuple(record["edges"]),
-            )
+            try:
+                block, restart = _read_chunk(path)
+            except (BadInputError, ArrowException, OSError, KeyError, TypeError, ValueError) as e:
+                self._drop_from(self.reused, e)
+                return
+            yield block
             self.reused = self._next = self.reused + 1
-            self.restart = record["next"]
+            self.restart = restart
             if self.restart is None:
                 return
+
+    def _drop_from(self, index: int, error: Exception) -> None:
+        """Removes chunk `index` and the ones after it, saying which and why."""
+        dropped = 0
+        while (path := self._path(index + dropped)).is_dir():
+            shutil.rmtree(path)
+            dropped += 1
+        after = f" and the {dropped - 1} after it" if dropped > 1 else ""
+        line = (self.restart or {}).get("line", 1)
+        reason = str(error).replace(str(self._path(index)) + "/", "")
+        print(
+            f"{self._path(index)}: unreadable stage-1 chunk ({reason}); dropped it{after}, "
+            f"redoing {'them' if dropped > 1 else 'it'} from line {line} of the dump",
+            file=sys.stderr,
+        )
 
     def save(self, blocks: list[ParsedBlock], next_start: dict | None) -> None:
         """Keeps the next chunk: `blocks` (at least one), and where the pass restarts after
         them (`next_start`, None at the dump's end)."""
         chunk = combine_blocks(blocks)
-        with atomic_directory(self._path(self._next)) as staging:
+        with atomic_directory(self._path(self._next), writer="amber build") as staging:
             feather.write_feather(chunk.entities, str(staging / "entities.arrow"))
             feather.write_feather(chunk.relations, str(staging / "relations.arrow"))
             record = {
@@ -103,3 +120,26 @@ class EntityChunks:
             }
             (staging / "chunk.json").write_text(json.dumps(record), encoding="utf-8")
         self._next += 1
+
+
+def _read_chunk(path: Path) -> tuple[ParsedBlock, dict | None]:
+    """A kept chunk and the restart point after it; raises if any part does not read back
+    whole, with stage 1's schemas."""
+    record = read_json(path / "chunk.json")
+    tables = {}
+    for name, schema in (("entities", ENTITY_SCHEMA), ("relations", RELATION_SCHEMA)):
+        table = feather.read_table(str(path / f"{name}.arrow"))
+        table.validate(full=True)
+        if not table.schema.equals(schema):
+            raise ValueError(f"{name}.arrow does not hold stage 1's {name}")
+        tables[name] = table
+    block = ParsedBlock(
+        entities=tables["entities"],
+        relations=tables["relations"],
+        property_labels={int(pid): str(label) for pid, label in record["labels"].items()},
+        problems=[(int(line), str(kind), str(detail)) for line, kind, detail in record["problems"]],
+        first_line=int(record["first_line"]),
+        lines=int(record["lines"]),
+        edges=None if record["edges"] is None else tuple(record["edges"]),
+    )
+    return block, record["next"]

@@ -9,23 +9,71 @@ analysis of the paper's Figure 4. The metric itself lives, self-contained, in
 from __future__ import annotations
 
 import math
+import re
 from collections import defaultdict
 from dataclasses import dataclass
+from pathlib import Path
 
 from datasets import Dataset, load_dataset
 
-from namesake.io import NamesakeError
+from namesake.io import BadInputError, NamesakeError
 
 # 20%-wide bins of (p_head - p_tail) / p_tail, everything above 100% in the last one.
 GAP_BINS = ((0, 20), (20, 40), (40, 60), (60, 80), (80, 100), (100, math.inf))
 
 
 def load_amber(dataset: str, config: str) -> tuple[Dataset, Dataset]:
-    """The queries of ``config`` and the members of its collection's sets (path or Hub id)."""
-    collection = config.split("_")[0]
-    queries = load_dataset(dataset, config, split="test")
-    entities = load_dataset(dataset, f"{collection}_entities", split="test")
+    """The queries of ``config`` and the members of its collection's sets (path or Hub id).
+
+    A config of set members (``human_entities``) is refused, and a dataset or config that
+    does not load is a BadInputError naming the dataset (`_load_config`)."""
+    queries = load_queries(dataset, config)
+    entities = _load_config(dataset, f"{config.partition('_')[0]}_entities")
     return queries, entities
+
+
+def load_queries(dataset: str, config: str) -> Dataset:
+    """The queries of ``config`` alone; refused as in `load_amber`."""
+    collection, _, task = config.partition("_")
+    if task == "entities":
+        raise NamesakeError(  # not a BadInputError: `set_pages` rewords those
+            f"{dataset}: {config} holds the members of the {collection} sets, not queries: use "
+            f"{collection}, {collection}_qa, {collection}_sf or {collection}_fc"
+        )
+    return _load_config(dataset, config)
+
+
+def _load_config(dataset: str, config: str) -> Dataset:
+    """The test split of one config; what `datasets` raises for a dataset that is neither a
+    folder nor a Hub dataset that loads, or for a config it lacks, becomes one line."""
+    from datasets.exceptions import DatasetGenerationError
+
+    try:
+        return load_dataset(dataset, config, split="test")
+    except ValueError as exc:
+        text = str(exc)
+        if "BuilderConfig" not in text:
+            if "Unknown split" in text:
+                raise BadInputError(dataset, None, f"config {config} has no test split") from None
+            raise
+        available = re.findall(r"'([^']*)'", text.partition("Available:")[2])
+        queries = [name for name in available if not name.endswith("_entities")]
+        raise BadInputError(
+            dataset,
+            None,
+            f"no config {config!r}; its query configs: {', '.join(queries) or 'none'}",
+        ) from None
+    except DatasetGenerationError as exc:
+        cause = exc.__cause__ or exc
+        raise BadInputError(dataset, None, f"config {config} does not load ({cause})") from None
+    except (FileNotFoundError, ConnectionError) as exc:
+        if Path(dataset).exists():
+            raise BadInputError(dataset, None, f"not an AmbER dataset folder ({exc})") from None
+        if Path(dataset).is_absolute() or dataset.startswith((".", "~")) or dataset.count("/") > 1:
+            raise BadInputError(dataset, None, "no such dataset folder") from None
+        raise BadInputError(
+            dataset, None, f"no such dataset folder, nor a Hub dataset that loads ({exc})"
+        ) from None
 
 
 def build_references(queries: Dataset, entities: Dataset) -> list[dict]:
@@ -56,16 +104,113 @@ def build_references(queries: Dataset, entities: Dataset) -> list[dict]:
     return references
 
 
+#: the columns that scoring reads, of a query config and of its ``_entities`` config
+QUERY_COLUMNS = ("id", "name", "qid", "is_head", "gold_wikipedia_ids")
+ENTITY_COLUMNS = ("name", "qid", "is_head", "popularity", "wikipedia_ids")
+
+
+def check_columns(queries: Dataset, entities: Dataset, dataset: str, config: str) -> None:
+    """A config without the columns that scoring reads is a BadInputError naming them."""
+    members = f"{config.partition('_')[0]}_entities"
+    for name, table, needed in (
+        (config, queries, QUERY_COLUMNS),
+        (members, entities, ENTITY_COLUMNS),
+    ):
+        missing = [column for column in needed if column not in table.column_names]
+        if missing:
+            raise BadInputError(
+                dataset, None, f"config {name} has no column {', '.join(missing)}: not AmbER?"
+            )
+
+
+@dataclass
+class Coverage:
+    """How the predictions of a file meet the queries of a config: the ids of the queries
+    without a prediction (dataset order) and of the predictions that are no query of the
+    config (file order)."""
+
+    queries: int
+    predictions: int
+    missing: list[str]
+    unmatched: list[str]
+
+    EXAMPLES = 5
+
+    @property
+    def matched(self) -> int:
+        return self.predictions - len(self.unmatched)
+
+    def record(self) -> dict:
+        """For metrics.json: the counts and the first few ids of each kind."""
+        return {
+            "queries": self.queries,
+            "predictions": self.predictions,
+            "queries_without_prediction": len(self.missing),
+            "predictions_without_query": len(self.unmatched),
+            "examples": {
+                "queries_without_prediction": self.missing[: self.EXAMPLES],
+                "predictions_without_query": self.unmatched[: self.EXAMPLES],
+            },
+        }
+
+
+def prediction_coverage(queries: Dataset, predictions: dict[str, list[str]]) -> Coverage:
+    query_ids = list(queries["id"])
+    known = set(query_ids)
+    return Coverage(
+        queries=len(query_ids),
+        predictions=len(predictions),
+        missing=[query_id for query_id in query_ids if query_id not in predictions],
+        unmatched=[query_id for query_id in predictions if query_id not in known],
+    )
+
+
+def coverage_lines(record: dict, config: str) -> list[str]:
+    """What `evaluate` prints of a `Coverage.record`: queries without a prediction and
+    predictions without a query, with a few ids of each."""
+    examples = record["examples"]
+
+    def ids(kind: str) -> str:
+        shown = examples[kind]
+        return f" (e.g. {', '.join(shown)})" if shown else ""
+
+    return [
+        f"{record['queries_without_prediction']} of {record['queries']} queries of {config} "
+        "had no prediction, scored as empty rankings" + ids("queries_without_prediction"),
+        f"{record['predictions_without_query']} of {record['predictions']} predictions "
+        f"matched no query of {config}, not scored" + ids("predictions_without_query"),
+    ]
+
+
+def check_coverage(
+    coverage: Coverage, config: str, allow_missing: bool = False, source=None
+) -> None:
+    """Predictions that match no query are an error, and so are queries without a
+    prediction unless allowed; `source`, the predictions file, is named in it."""
+    if not coverage.matched:
+        problem = (
+            f"none of the {coverage.predictions} predictions is for a query of {config} "
+            f"(e.g. {', '.join(coverage.unmatched[:3])}): predictions of another config?"
+            if coverage.predictions
+            else "no predictions"
+        )
+    elif coverage.missing and not allow_missing:
+        problem = (
+            f"{len(coverage.missing)} of {coverage.queries} queries have no prediction "
+            f"(e.g. {', '.join(coverage.missing[:3])}); --allow-missing scores them as empty "
+            "rankings"
+        )
+    else:
+        return
+    raise NamesakeError(problem) if source is None else BadInputError(source, None, problem)
+
+
 def rankings_for(
     queries: Dataset, predictions: dict[str, list[str]], allow_missing: bool = False
 ) -> list[list[str]]:
-    """The ranking of every query, in dataset order; missing ones are an error unless allowed."""
-    missing = [query_id for query_id in queries["id"] if query_id not in predictions]
-    if missing and not allow_missing:
-        raise NamesakeError(
-            f"{len(missing)} of {len(queries)} queries have no prediction "
-            f"(e.g. {', '.join(missing[:3])}); --allow-missing scores them as empty rankings"
-        )
+    """The ranking of every query, in dataset order; predictions that match no query are an
+    error, and so are missing ones unless allowed (`check_coverage`)."""
+    check_coverage(prediction_coverage(queries, predictions), "this config", allow_missing)
     return [predictions.get(query_id, []) for query_id in queries["id"]]
 
 
@@ -168,8 +313,10 @@ def score_predictions(
     metric,
     allow_missing: bool = False,
 ) -> tuple[dict, list[GapBin]]:
-    """The metric's scores on every query of ``queries`` and the popularity-gap bins."""
+    """The metric's scores on every query of ``queries`` and the popularity-gap bins;
+    ``metrics["coverage"]``: what `Coverage.record` says of the predictions."""
     references = build_references(queries, entities)
     rankings = rankings_for(queries, predictions, allow_missing)
     metrics = metric.compute(predictions=rankings, references=references, k_values=k_values)
+    metrics["coverage"] = prediction_coverage(queries, predictions).record()
     return metrics, popularity_gap(queries, entities, rankings, references, metric)

@@ -13,9 +13,15 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import msgspec
-from msgspec import Struct
+from msgspec import UNSET, Struct, UnsetType
 
-from namesake.io import InputProblems, map_blocks
+from namesake.io import (
+    JSON_LINE_ERRORS,
+    InputProblems,
+    describe_json_error,
+    map_blocks,
+    not_an_object,
+)
 from namesake.text import get_tokens
 
 LEADING_WORDS = 350  # AmbER looks for answers in the first 350 whitespace tokens of a page
@@ -62,7 +68,19 @@ class _KiltPage(Struct):
     wikidata_info: _WikidataInfo
 
 
+class _MaybeWikidataInfo(Struct):
+    wikidata_id: str | UnsetType = UNSET
+
+
+class _PageWithoutQid(Struct):
+    """A page that `_WIKIDATA_ID` finds no QID in: a JSON object (msgspec checks its syntax,
+    skipping the other fields) whose wikidata_info, if any, has no Q-number id."""
+
+    wikidata_info: _MaybeWikidataInfo | UnsetType = UNSET
+
+
 _PAGE = msgspec.json.Decoder(_KiltPage)
+_PAGE_WITHOUT_QID = msgspec.json.Decoder(_PageWithoutQid)
 _wanted_qids: frozenset[str] = frozenset()
 
 
@@ -79,18 +97,24 @@ def _parse_block(block: tuple[int, bytes]):
         if not line:
             continue
         if not (line.startswith(b"{") and line.endswith(b"}")):
-            problems.append((line_no, "truncated JSON line", line[-40:].decode(errors="replace")))
+            problems.append((line_no, "not JSON", not_an_object(line)))
             continue
         found = _WIKIDATA_ID.search(line)
-        if found is None or found.group(1).decode() not in _wanted_qids:
+        if found is None:
+            # A page without a Wikidata id, or a line cut before it (or with a wikidata_info
+            # of the wrong type): the few such lines are checked, so that a broken one is
+            # reported, not dropped unseen.
+            try:
+                _PAGE_WITHOUT_QID.decode(line)
+            except (msgspec.DecodeError, *JSON_LINE_ERRORS) as exc:
+                problems.append((line_no, *describe_json_error(exc)))
+            continue
+        if found.group(1).decode() not in _wanted_qids:
             continue
         try:
             page = _PAGE.decode(line)
-        except msgspec.ValidationError as exc:
-            problems.append((line_no, "missing or malformed field", str(exc)))
-            continue
-        except msgspec.DecodeError as exc:
-            problems.append((line_no, "invalid JSON", str(exc)))
+        except (msgspec.DecodeError, *JSON_LINE_ERRORS) as exc:
+            problems.append((line_no, *describe_json_error(exc)))
             continue
         words = " ".join(" ".join(page.text).split()[:LEADING_WORDS])
         pages.append(

@@ -10,18 +10,27 @@ from __future__ import annotations
 
 import copy
 from collections import defaultdict
+from functools import cache
 
-import inflect
 import numpy as np
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from namesake.amber.entities import Entities
 from namesake.amber.reference import PRACTICED_BY, USED_BY, Collection
 from namesake.amber.wikidata import ITEM_VALUE, entity_number
 
+# pyarrow.compute (~50 ms) and inflect (~20 ms) are imported inside the functions that use
+# them: this module is part of `import namesake.amber.build`, which every `namesake amber`
+# command pays at start-up, --help included.
+
 MIN_POPULARITY_GAP_PERCENT = 10
-_inflect = inflect.engine()
+
+
+@cache
+def _inflect():
+    import inflect  # see the imports above
+
+    return inflect.engine()
 
 
 def find_polysemous_names(entities: Entities, collection: Collection) -> list[dict]:
@@ -75,6 +84,8 @@ def _popularity_gap_percent(first: float, second: float) -> float:
 
 def _shared_names(names: pa.ChunkedArray) -> dict[str, list[int]]:
     """name -> rows of the entities carrying it, for names carried by >= 2 entities."""
+    import pyarrow.compute as pc  # imported here, not with the module: see the imports
+
     pairs = (
         pa.table({"name": pc.list_flatten(names), "row": pc.list_parent_indices(names)})
         .group_by(["name", "row"], use_threads=False)
@@ -90,6 +101,8 @@ def _shared_names(names: pa.ChunkedArray) -> dict[str, list[int]]:
 
 
 def _has_type(types: pa.ChunkedArray, type_qids: frozenset[int]) -> np.ndarray:
+    import pyarrow.compute as pc  # imported here, not with the module: see the imports
+
     flat = pc.list_flatten(types)
     hit = pc.is_in(flat, value_set=pa.array(sorted(type_qids), pa.int64()))
     mask = np.zeros(len(types), dtype=bool)
@@ -99,6 +112,8 @@ def _has_type(types: pa.ChunkedArray, type_qids: frozenset[int]) -> np.ndarray:
 
 def _resolve_relations(entities: Entities, rows: list[int]) -> dict[int, dict]:
     """Relations of the given entity rows, with names attached to every value."""
+    import pyarrow.compute as pc  # imported here, not with the module: see the imports
+
     qids = entities.table["qid"].take(pa.array(rows, pa.int64()))
     relations = entities.relations.filter(pc.is_in(entities.relations["qid"], value_set=qids))
     records = relations.to_pylist()
@@ -152,6 +167,8 @@ def _names_of(entities: Entities, qids: list[int]) -> dict[int, list[str]]:
 
 def _participant_names(entities: Entities, value_qids: list[int]) -> dict[int, list[str]]:
     """Names of the items a value is practiced by / used by ("guitar" -> "guitarist")."""
+    import pyarrow.compute as pc  # imported here, not with the module: see the imports
+
     pids = pa.array([entity_number(PRACTICED_BY), entity_number(USED_BY)], pa.int32())
     relations = entities.relations
     links = relations.filter(
@@ -173,7 +190,7 @@ def _quantity_names(amount: str) -> dict[str, list[str]]:
     """'+8336817' -> aliases ['8336817'], additional ['eight million, ...']."""
     number = amount[1:] if amount[:1] in ("+", "-") else amount
     try:
-        words = [_inflect.number_to_words(number)]
+        words = [_inflect().number_to_words(number)]
     except Exception:  # inflect rejects some amounts; the published code skips them too
         words = []
     return {"aliases": [number], "additional_aliases": words}

@@ -52,7 +52,8 @@ def read_pageviews(path: str | os.PathLike, problems: InputProblems, threads: in
                 problems.report(path, line_no, f"malformed {fmt} line", f"{len(fields)} fields")
                 continue
             count = fields[_COUNT_FIELD[fmt]]
-            if not count.isdigit() or int(count) == 0:
+            # At most 15 digits: sums stay far inside int64 (no page has 10^15 views).
+            if not count.isdigit() or len(count) > 15 or int(count) == 0:
                 problems.report(path, line_no, f"malformed {fmt} line", f"bad count {count[:20]!r}")
                 continue
             try:

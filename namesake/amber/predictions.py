@@ -8,7 +8,8 @@ from collections.abc import Iterable
 
 import msgspec
 
-from namesake.io import BadInputError, atomic_file, iter_json_lines
+from namesake.io import BadInputError, iter_json_lines
+from namesake.outputs import atomic_file
 
 
 class _Provenance(msgspec.Struct):

@@ -33,13 +33,8 @@ from namesake.amber.dataset import (
 from namesake.amber.instances import TASKS
 from namesake.amber.reference import COLLECTIONS
 from namesake.build_report import BuildReport
-from namesake.io import (
-    BadInputError,
-    NamesakeError,
-    StageTimer,
-    atomic_directory,
-    iter_json_lines,
-)
+from namesake.io import BadInputError, NamesakeError, StageTimer, iter_json_lines
+from namesake.outputs import atomic_directory
 
 RELEASE_SOURCE = "the AmbER authors' release"
 RELEASE_ORIGIN = (
@@ -119,7 +114,9 @@ class _CheckedDecoder:
     def decode(self, line: bytes) -> dict:
         try:
             record = json.loads(line, object_pairs_hook=_refuse_repeated_keys)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        except UnicodeDecodeError:
+            raise  # "not UTF-8", in `iter_json_lines`
+        except ValueError as exc:  # JSONDecodeError, or a number of too many digits
             raise msgspec.DecodeError(str(exc)) from None
         msgspec.convert(record, self.schema)
         return record
@@ -163,7 +160,7 @@ def import_released(
         raise NamesakeError(f"{released_dir}: no AmbER set in any collection, nothing written")
     report.configs = list(configs)
     sources = {RELEASE_SOURCE: released_dir.resolve().name}
-    with atomic_directory(out) as staging:
+    with atomic_directory(out, writer="amber import") as staging:
         written = write_configs(staging, configs)
         card = dataset_card(report.statistics, sources, report.notes(), written, RELEASE_ORIGIN)
         (staging / "README.md").write_text(card, encoding="utf-8")

@@ -13,7 +13,15 @@ import matplotlib
 matplotlib.use("Agg")  # files only; no display needed
 import matplotlib.pyplot as plt  # noqa: E402
 
-from namesake.amber.evaluation import GapBin, load_amber, score_predictions  # noqa: E402
+from namesake.amber.evaluation import (  # noqa: E402
+    GapBin,
+    check_columns,
+    check_coverage,
+    coverage_lines,
+    load_amber,
+    prediction_coverage,
+    score_predictions,
+)
 from namesake.amber.paper import (  # noqa: E402
     paper_kind,
     paper_line,
@@ -22,7 +30,7 @@ from namesake.amber.paper import (  # noqa: E402
     system_label,
 )
 from namesake.amber.predictions import read_predictions  # noqa: E402
-from namesake.io import atomic_directory  # noqa: E402
+from namesake.outputs import atomic_directory  # noqa: E402
 
 
 def _cell(value: float) -> str:
@@ -146,7 +154,9 @@ def write_report(
         "overall_head_tail_gap@1": overall_gap,
     }
     title = f"{Path(about['predictions']).stem} on {about['config']}"
-    with atomic_directory(out) as staging:
+    lines = coverage_lines(metrics["coverage"], about["config"]) if "coverage" in metrics else []
+    coverage = "".join(f"- {line}\n" for line in lines) + ("\n" if lines else "")
+    with atomic_directory(out, writer="evaluate") as staging:
         (staging / "metrics.json").write_text(
             json.dumps(record, indent=2, allow_nan=True) + "\n", encoding="utf-8"
         )
@@ -167,7 +177,7 @@ def write_report(
             f"{metrics['num_queries']} queries in {metrics['num_sets']} sets. Accuracy@k: a gold "
             "page in the top k; ∀: share of sets whose every query is right; confusion: share "
             "of queries where a page of another entity of the set ranks above every gold page.\n\n"
-            f"{paper_line(kind)}.\n\n"
+            f"{paper_line(kind)}.\n\n{coverage}"
             f"{table}\n\n## Popularity gap (Figure 4)\n\n" + "\n".join(gap_lines) + "\n\n"
             f"Whole collection: head − tail accuracy@1 = {_cell(overall_gap)} points.\n\n"
             "![popularity gap](popularity_gap.png)\n",
@@ -193,7 +203,10 @@ def evaluate_run(
     ``candidates``: "set" when each query was ranked within its AmbER set only.
     """
     queries, entities = load_amber(dataset, config)
+    check_columns(queries, entities, dataset, config)
     predictions = read_predictions(predictions_path)
+    coverage = prediction_coverage(queries, predictions)
+    check_coverage(coverage, config, allow_missing, source=predictions_path)
     metrics, bins = score_predictions(
         queries, entities, predictions, k_values, metric, allow_missing
     )

@@ -42,25 +42,56 @@ def open_retriever(
 ):
     """Loads the retriever saved at ``saved``, or builds it from ``corpus`` (saving it there).
 
+    A saved index answers only for what built it (`namesake.retrieval.provenance`): a
+    ``corpus``, or a model among ``build_options`` (``model``, ``query_model``, DPR's
+    ``context_encoder`` / ``question_encoder``), other than the recorded one is refused,
+    naming the index's settings file, the field, the recorded and the requested value; what
+    is not named is taken from the record, and a line on stderr says what is used. So is an index
+    type (``index``) other than the recorded one. The other build options (batch size,
+    memory budget) only shape a new build.
+
     Saved indexes are memory-mapped, paged in as they are searched (a full-KILT TF-IDF or
     dense index is larger than memory), except BM25's, which keeps its in-memory load
     (`BM25Retriever.load(path, mmap=True)` maps it).
     """
     from namesake.retrieval.corpus import read_kilt_documents
+    from namesake.retrieval.provenance import check_reopening, corpus_identity, tell
+    from namesake.retrieval.storage import read_settings
 
     retriever = retriever_class(kind)
     if saved is not None and Path(saved).exists():
+        models = {
+            field: (what, build_options[option])
+            for option, (field, what) in retriever.NAMED_MODELS.items()
+            if build_options.get(option)
+        }
+        settings = read_settings(saved, retriever.INDEX_KIND)
+        notice = check_reopening(
+            saved, settings, corpus=corpus, models=models, index_type=build_options.get("index")
+        )
         # A saved index is searched as it was built: a similarity asked for must agree with it
         # (the dense kinds' load refuses another one, naming the index's settings file).
         similarity = build_options.get("similarity")
         load_options = {"similarity": similarity} if similarity else {}
-        return retriever.load(saved, mmap=kind != "bm25", **load_options)
+        loaded = retriever.load(saved, mmap=kind != "bm25", **load_options)
+        tell(notice)  # once loaded: a damaged index ends in the one line naming its file
+        return loaded
     if corpus is None:
         raise FileNotFoundError(f"{saved}: no saved index, and no --corpus to build one from")
     if kind == "bm25" and saved is not None:  # what a BM25 build spills goes beside its index
         Path(saved).parent.mkdir(parents=True, exist_ok=True)
         build_options.setdefault("spill_dir", Path(saved).parent)
-    built = retriever.build(read_kilt_documents(corpus), **build_options)
+    identity = corpus_identity(corpus)  # before reading it: what the build reads
+    pages = 0
+
+    def documents():
+        nonlocal pages
+        for document in read_kilt_documents(corpus):
+            pages += 1
+            yield document
+
+    built = retriever.build(documents(), **build_options)
+    built.provenance = {**(built.provenance or {}), "corpus": {**identity, "pages": pages}}
     if saved is not None:
         built.save(saved)
     return built
@@ -79,7 +110,7 @@ def retrieve_config(
     ``candidates``: "all" searches the whole corpus; "set" ranks only the pages of the query's
     own AmbER set (the paper's Table 8 setting), at most ``k`` of them.
     """
-    from datasets import load_dataset
+    from namesake.amber.evaluation import load_queries
 
     if candidates not in CANDIDATES:
         raise ValueError(f"candidates must be one of {CANDIDATES}, not {candidates!r}")
@@ -97,7 +128,7 @@ def retrieve_config(
                 ", ".join(sorted(unknown)[:3]),
             )
     else:
-        queries = load_dataset(dataset, config, split="test")
+        queries = load_queries(dataset, config)
         rankings = retriever.search(list(queries["input"]), k)
     write_predictions(out, zip(queries["id"], rankings, strict=True))
     return len(queries)

@@ -12,6 +12,7 @@ from namesake.commands.arguments import (
     add_candidates,
     add_dpr_encoders,
     add_memory_budget,
+    add_output,
     add_similarity,
     dpr_options,
     labelled_dense_run,
@@ -37,7 +38,14 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
         help="monthly page views: pagecounts-ez totals or pageviews-complete (bz2/gz/plain)",
     )
     build.add_argument("--kilt", required=True, help="KILT knowledge source (JSON lines)")
-    build.add_argument("--out", required=True, help="output Hub dataset folder")
+    add_output(
+        build,
+        "--out",
+        "output Hub dataset folder",
+        kind="folder",
+        writer="amber build",
+        required=True,
+    )
     build.add_argument(
         "--collections",
         nargs="+",
@@ -48,13 +56,21 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     build.add_argument(
         "--workers", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)"
     )
-    build.add_argument("--jsonl-dir", help="also write the published JSON-lines layout here")
+    add_output(
+        build,
+        "--jsonl-dir",
+        "also write the published JSON-lines layout here",
+        kind="folder",
+        writer="amber build",
+    )
     build.add_argument("--strict", action="store_true", help="fail on the first bad input line")
     build.add_argument(
         "--reference", help="folder with <collection>/ templates and type lists (default: bundled)"
     )
-    build.add_argument(
+    add_output(
+        build,
         "--work-dir",
+        kind="work",
         help="keep stage 1's pass over the Wikidata dump here, chunk by chunk, so that a rerun "
         "after a crash or a kill goes on after the last chunk (another dump is refused by name)",
     )
@@ -69,7 +85,14 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
         help="folder of the release: <collection>/amber_set_tuples.jsonl and "
         "<collection>/<task>/amber_sets.jsonl",
     )
-    imported.add_argument("--out", required=True, help="output Hub dataset folder")
+    add_output(
+        imported,
+        "--out",
+        "output Hub dataset folder",
+        kind="folder",
+        writer="amber import",
+        required=True,
+    )
     imported.add_argument(
         "--collections",
         nargs="+",
@@ -97,7 +120,14 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     )
     compare.add_argument("--corpus", required=True, help="KILT knowledge source (JSON lines)")
     compare.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
-    compare.add_argument("--out", required=True, help="folder for predictions and reports")
+    add_output(
+        compare,
+        "--out",
+        "folder for predictions and reports",
+        kind="filling",
+        writer="amber compare",
+        required=True,
+    )
     add_memory_budget(compare)
     compare.add_argument(
         "--retriever",
@@ -181,7 +211,14 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
         help="fc: the classifier's class names in index order, for a config that names them "
         "LABEL_0...: e.g. SUPPORTS REFUTES 'NOT ENOUGH INFO' (see the model card)",
     )
-    read.add_argument("--out", required=True, help="folder: per-query outputs, metrics, table")
+    add_output(
+        read,
+        "--out",
+        "folder: per-query outputs, metrics, table",
+        kind="filling",
+        writer="amber read",
+        required=True,
+    )
     read.set_defaults(run=_amber_read)
 
 

@@ -14,8 +14,17 @@ Option conventions, the same in every command (tests/test_ecqg_commands.py check
 from __future__ import annotations
 
 import argparse
+import contextlib
+from collections.abc import Callable, Iterator
+from pathlib import Path
 
 from namesake.amber.retrieve import CANDIDATES
+from namesake.outputs import Output, check_outputs, claimed_folder, overwriting
+
+#: How a command writes an output (`add_output`): a folder replaced whole when the command
+#: succeeds, a folder filled file by file as it runs, a resumable work folder with its own
+#: manifest (`namesake.work_folder`), or one file.
+OUTPUT_KINDS = ("folder", "filling", "work", "file")
 
 
 def int_at_least(minimum: int):
@@ -137,3 +146,69 @@ def labelled_dense_run(value: str) -> tuple[str, str]:
             f"expected LABEL=SPEC, e.g. Mixed-DPR=out/dpr, not {value!r}"
         )
     return label.strip(), spec
+
+
+def add_output(
+    parser: argparse.ArgumentParser,
+    option: str,
+    help: str,
+    *,
+    kind: str,
+    writer: str | None = None,
+    required: bool = False,
+    expected_bytes: Callable[[argparse.Namespace], int] | None = None,
+) -> None:
+    """Adds an output option; `namesake.cli` checks every output a command declares before
+    the command runs (`checked_outputs`), so no command can skip the checks.
+
+    `writer`: the command named in a folder's marker (``"amber build"``), the same name the
+    library writes with; `expected_bytes`: what the command is known to write, from its
+    arguments, checked against the free space."""
+    if kind not in OUTPUT_KINDS:
+        raise ValueError(f"kind must be one of {OUTPUT_KINDS}, not {kind!r}")
+    if (writer is None) != (kind in ("file", "work")):
+        raise ValueError("folder outputs name their writer; file and work outputs do not")
+    action = parser.add_argument(option, required=required, help=help)
+    declared = parser.get_default("outputs") or ()
+    parser.set_defaults(outputs=(*declared, (action.dest, option, kind, writer)))
+    if expected_bytes is not None:
+        parser.set_defaults(expected_bytes=expected_bytes)
+    if kind in ("folder", "filling") and parser.get_default("overwrite") is None:
+        parser.add_argument(
+            "--overwrite",
+            action="store_true",
+            default=False,
+            help="write into an output folder that this command did not write; the files "
+            "namesake did not write there are kept (a file it would write over is refused)",
+        )
+
+
+@contextlib.contextmanager
+def checked_outputs(args: argparse.Namespace) -> Iterator[None]:
+    """Checks the command's declared outputs against its inputs (every other argument that
+    names an existing path), its disk and what is already there, before any work; then runs
+    the block with ``--overwrite`` in force, and folders that fill up as the command runs
+    claimed and marked."""
+    declared = [entry for entry in getattr(args, "outputs", ()) if getattr(args, entry[0])]
+    outputs = {dest for dest, *_ in declared}
+    inputs = [
+        value
+        for name, given in vars(args).items()
+        if name not in outputs
+        for value in (given if isinstance(given, (list, tuple)) else [given])
+        if isinstance(value, str) and value
+    ]
+    estimate = getattr(args, "expected_bytes", None)
+    with overwriting(bool(getattr(args, "overwrite", False))), contextlib.ExitStack() as stack:
+        check_outputs(
+            [
+                Output(Path(getattr(args, dest)), kind, writer, option)
+                for dest, option, kind, writer in declared
+            ],
+            inputs=inputs,
+            expected_bytes=estimate(args) if estimate else 0,
+        )
+        for dest, _, kind, writer in declared:
+            if kind == "filling":
+                stack.enter_context(claimed_folder(getattr(args, dest), writer=writer))
+        yield

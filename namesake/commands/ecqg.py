@@ -9,6 +9,7 @@ import sys
 
 from namesake.commands.arguments import (
     add_dpr_encoders,
+    add_output,
     fraction,
     labelled_dense_run,
     non_negative_int,
@@ -30,7 +31,13 @@ def _add_ecqg(parser: argparse.ArgumentParser) -> None:
     source = passages.add_mutually_exclusive_group(required=True)
     source.add_argument("--kilt", help="KILT knowledge source (JSON lines)")
     source.add_argument("--wikipedia", help="pages-articles XML dump (bz2 or plain)")
-    passages.add_argument("--out", required=True, help="output Parquet")
+    add_output(
+        passages,
+        "--out",
+        "output Parquet",
+        kind="file",
+        required=True,
+    )
     passages.set_defaults(run=_ecqg_passages)
 
     rank = commands.add_parser(
@@ -41,7 +48,13 @@ def _add_ecqg(parser: argparse.ArgumentParser) -> None:
     )
     rank.add_argument("--passages", required=True, help="passages Parquet (`ecqg passages`)")
     rank.add_argument("--model", required=True, help="passage encoder: Hub id or local path")
-    rank.add_argument("--out", required=True, help="output Parquet")
+    add_output(
+        rank,
+        "--out",
+        "output Parquet",
+        kind="file",
+        required=True,
+    )
     rank.add_argument(
         "--max-passages", type=positive_int, help="read the first N passages (default: all)"
     )
@@ -74,7 +87,13 @@ def _add_ecqg(parser: argparse.ArgumentParser) -> None:
         default=10000,
         help="analyse the first N passages (default: 10000)",
     )
-    report.add_argument("--out", help="folder for report.md and report.json")
+    add_output(
+        report,
+        "--out",
+        "folder for report.md and report.json",
+        kind="folder",
+        writer="ecqg attention-report",
+    )
     _add_attention_options(report)
     report.set_defaults(run=_ecqg_attention_report)
 
@@ -82,7 +101,14 @@ def _add_ecqg(parser: argparse.ArgumentParser) -> None:
         "warm-start", help="a BERT2BERT question generator warm-started from an encoder"
     )
     warm.add_argument("--encoder", help="BERT-style encoder path or Hub id (default: bundled)")
-    warm.add_argument("--out", required=True, help="output model folder")
+    add_output(
+        warm,
+        "--out",
+        "output model folder",
+        kind="folder",
+        writer="ecqg warm-start",
+        required=True,
+    )
     warm.add_argument(
         "--seed", type=int, default=0, help="draws the decoder's new cross-attention (default: 0)"
     )
@@ -129,8 +155,19 @@ def _add_ecqg_generate(commands) -> None:
     generate.add_argument(
         "--model", required=True, help="trained generator: folder or Hub id (seq2seq)"
     )
-    generate.add_argument("--out", required=True, help="output JSON lines")
-    generate.add_argument("--stats", help="statistics JSON (default: <out>.stats.json)")
+    add_output(
+        generate,
+        "--out",
+        "output JSON lines",
+        kind="file",
+        required=True,
+    )
+    add_output(
+        generate,
+        "--stats",
+        "statistics JSON (default: <out>.stats.json)",
+        kind="file",
+    )
     generate.add_argument(
         "--unconditioned",
         action="store_true",
@@ -259,8 +296,19 @@ def _add_ecqg_build_synthetic_set(commands) -> None:
         default=1,
         help="hard negatives per question (default: 1)",
     )
-    build.add_argument("--out", required=True, help="DPR-format JSON output")
-    build.add_argument("--stats", help="statistics JSON output")
+    add_output(
+        build,
+        "--out",
+        "DPR-format JSON output",
+        kind="file",
+        required=True,
+    )
+    add_output(
+        build,
+        "--stats",
+        "statistics JSON output",
+        kind="file",
+    )
     build.set_defaults(run=_ecqg_build_synthetic_set)
 
 
@@ -322,8 +370,18 @@ def _add_ecqg_evaluate_dpr(commands) -> None:
         "0-based lines of --test-file): adds each encoder's accuracy on every subset",
     )
     evaluate.add_argument("--device", help="torch device (default: cuda when available, else cpu)")
-    evaluate.add_argument("--out", help="write the metrics JSON here")
-    evaluate.add_argument("--markdown", help="with --run/--tfidf/--dpr-*: write the table here")
+    add_output(
+        evaluate,
+        "--out",
+        "write the metrics JSON here",
+        kind="file",
+    )
+    add_output(
+        evaluate,
+        "--markdown",
+        "with --run/--tfidf/--dpr-*: write the table here",
+        kind="file",
+    )
     evaluate.set_defaults(run=_ecqg_evaluate_dpr)
 
 
@@ -337,8 +395,20 @@ def _add_ecqg_split_gold(commands) -> None:
         "positive of a training question.",
     )
     split.add_argument("--input", required=True, help="DPR-format JSON list of training items")
-    split.add_argument("--train-out", required=True, help="JSON output: the training items")
-    split.add_argument("--held-out-out", required=True, help="JSON output: the held-out items")
+    add_output(
+        split,
+        "--train-out",
+        "JSON output: the training items",
+        kind="file",
+        required=True,
+    )
+    add_output(
+        split,
+        "--held-out-out",
+        "JSON output: the held-out items",
+        kind="file",
+        required=True,
+    )
     split.add_argument(
         "--held-out-fraction",
         type=float,
@@ -481,7 +551,7 @@ def _ecqg_evaluate_dpr_runs(args) -> None:
         model_dir_encoders,
         runs_table,
     )
-    from namesake.io import atomic_file
+    from namesake.outputs import atomic_file
     from namesake.retrieval.encoders import DEFAULT_CONTEXT_ENCODER, DEFAULT_QUESTION_ENCODER
 
     runs = []

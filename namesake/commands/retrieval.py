@@ -4,12 +4,14 @@ answering AmbER queries with a retriever and scoring the predictions."""
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 from namesake.amber.retrieve import RETRIEVER_KINDS
 from namesake.commands.arguments import (
     add_candidates,
     add_dpr_encoders,
     add_memory_budget,
+    add_output,
     add_similarity,
     dpr_options,
     non_negative_int,
@@ -38,7 +40,13 @@ def _add_encode(parser: argparse.ArgumentParser) -> None:
         "(GPUs, machines). A rerun resumes: finished chunks are skipped."
     )
     parser.add_argument("--corpus", required=True, help="KILT knowledge source (JSON lines)")
-    parser.add_argument("--out", required=True, help="embeddings folder (created or resumed)")
+    add_output(
+        parser,
+        "--out",
+        "embeddings folder (created or resumed)",
+        kind="work",
+        required=True,
+    )
     models = parser.add_mutually_exclusive_group()
     models.add_argument("--model", help="sentence-transformers passage model (default: MiniLM)")
     models.add_argument(
@@ -81,7 +89,15 @@ def _add_index(parser: argparse.ArgumentParser) -> None:
         choices=["flat", "hnsw", "ivf", "ivfpq"],
         help="flat (exact), hnsw, ivf, or ivfpq (IVF + fast-scan PQ: compressed, re-ranked)",
     )
-    parser.add_argument("--out", required=True, help="index folder for `retrieve --index`")
+    add_output(
+        parser,
+        "--out",
+        "index folder for `retrieve --index`",
+        kind="folder",
+        writer="dense index",
+        required=True,
+        expected_bytes=_index_bytes,
+    )
     parser.add_argument("--factory", help="faiss index_factory string overriding --index-type's")
     parser.add_argument(
         "--shards", type=positive_int, default=1, help="one index per range of chunks"
@@ -113,6 +129,14 @@ def _add_index(parser: argparse.ArgumentParser) -> None:
     parser.set_defaults(run=_index)
 
 
+def _index_bytes(args) -> int:
+    """What `namesake index` will write, about: every index type but ivfpq keeps each
+    float16 vector as float32 (twice the embeddings' bytes); ivfpq keeps the float16 vectors
+    for re-ranking beside its codes (about their size)."""
+    vectors = sum(path.stat().st_size for path in Path(args.embeddings).glob("chunk-*/*.npy"))
+    return vectors if args.index_type == "ivfpq" else 2 * vectors
+
+
 def _add_retrieve(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--corpus", help="KILT knowledge source; needed unless --index exists")
     parser.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
@@ -131,16 +155,22 @@ def _add_retrieve(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--index", help="saved index folder: loaded if present, else built there")
     parser.add_argument(
         "--index-type",
-        default="flat",
         choices=["flat", "ivf", "hnsw"],
-        help="dense: faiss index built when --index is new (default: flat)",
+        help="dense and dpr: faiss index built when --index is new (default: flat); a saved "
+        "index of another type is refused",
     )
     parser.add_argument(
         "--top-k", type=positive_int, default=100, help="documents retrieved per query"
     )
     add_candidates(parser)
     add_memory_budget(parser)
-    parser.add_argument("--out", required=True, help="predictions file (JSON lines)")
+    add_output(
+        parser,
+        "--out",
+        "predictions file (JSON lines)",
+        kind="file",
+        required=True,
+    )
     parser.set_defaults(run=_retrieve)
 
 
@@ -156,7 +186,14 @@ def _add_evaluate(parser: argparse.ArgumentParser) -> None:
         metavar="K",
         help="accuracy@k cut-offs (default: 1 20)",
     )
-    parser.add_argument("--out", required=True, help="report folder")
+    add_output(
+        parser,
+        "--out",
+        "report folder",
+        kind="folder",
+        writer="evaluate",
+        required=True,
+    )
     parser.add_argument(
         "--allow-missing", action="store_true", help="score queries without a prediction as empty"
     )
@@ -240,17 +277,24 @@ def _retrieve(args) -> None:
     if args.retriever != "dpr" and (args.dpr_question_encoder or args.dpr_context_encoder):
         raise NamesakeError("--dpr-question-encoder/--dpr-context-encoder go with --retriever dpr")
     options = {}
+    # Only what the command line names: a saved index checks it against its record
+    # (`open_retriever`), and a new one takes its own defaults for the rest.
+    index_type = {"index": args.index_type} if args.index_type else {}
     if args.retriever == "dense":
-        options = {"index": args.index_type, "query_model": args.query_model}
+        options = {**index_type, "query_model": args.query_model}
         options["similarity"] = args.similarity
         if args.model:
             options["model"] = args.model
     elif args.retriever == "dpr":
-        options = {"index": args.index_type, **dpr_options(args)}
+        options = {**index_type, **dpr_options(args)}
     elif args.retriever == "link" and args.model:
         options = {"model": args.model}
     elif args.retriever == "bm25" and args.memory_budget:
         options = {"memory_budget": args.memory_budget}
+    if args.index is None or not Path(args.index).exists():
+        from namesake.amber.evaluation import load_queries
+
+        load_queries(args.dataset, args.config)  # a bad config fails before the index build
     retriever = open_retriever(args.retriever, args.corpus, args.index, **options)
     count = retrieve_config(
         retriever, args.dataset, args.config, args.top_k, args.out, args.candidates
@@ -259,6 +303,7 @@ def _retrieve(args) -> None:
 
 
 def _evaluate(args) -> None:
+    from namesake.amber.evaluation import coverage_lines
     from namesake.amber.paper import paper_line, split_config
     from namesake.amber.report import evaluate_run, results_table
     from namesake.metrics import load_metric
@@ -278,4 +323,5 @@ def _evaluate(args) -> None:
     rows = [({"Config": args.config}, metrics)]
     print(results_table(rows, k_values, paper_rows=[(args.retriever, collection, task)]))
     print(paper_line(args.retriever))
+    print("\n".join(coverage_lines(metrics["coverage"], args.config)))
     print(f"Report: {args.out}/report.md, metrics.json, popularity_gap.png")

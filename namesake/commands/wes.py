@@ -8,9 +8,7 @@ import dataclasses
 import json
 import os
 
-from namesake.commands.arguments import (
-    positive_int,
-)
+from namesake.commands.arguments import add_output, positive_int
 from namesake.io import NamesakeError
 
 
@@ -31,7 +29,14 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
         help="pages-articles XML dump(s), bz2 (multistream split over workers) or plain; "
         "glob patterns allowed, e.g. 'enwiki-*-pages-articles*.xml.bz2'",
     )
-    build.add_argument("--out", required=True, help="output Hub dataset folder")
+    add_output(
+        build,
+        "--out",
+        "output Hub dataset folder",
+        kind="folder",
+        writer="wes build",
+        required=True,
+    )
     build.add_argument(
         "--thresholds",
         type=positive_int,
@@ -77,8 +82,10 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
         default=1000,
         help="cooccurrence: leave out source pages linking to more articles (default: 1000)",
     )
-    build.add_argument(
+    add_output(
+        build,
         "--work-dir",
+        kind="work",
         help="keep the dump's mined ranges here, so that a rerun after a crash or a kill mines "
         "only what is missing (another dump is refused by name)",
     )
@@ -204,7 +211,12 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
         help="withhold the questions from every scorer, as `compute(predictions, references)` "
         "does (default: the questions go with the answers)",
     )
-    judge.add_argument("--out", metavar="FILE.json", help="also write the full results as JSON")
+    add_output(
+        judge,
+        "--out",
+        "FILE.json: also write the full results as JSON",
+        kind="file",
+    )
     judge.set_defaults(run=_wes_judge)
 
     fit = commands.add_parser(
@@ -212,7 +224,14 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
         help="fit a hybrid answer scorer (lexical evidence + best-span cosine) on the dev "
         "split of judged answers and WES validation pairs",
     )
-    fit.add_argument("--out", required=True, help="scorer folder to write")
+    add_output(
+        fit,
+        "--out",
+        "scorer folder to write",
+        kind="folder",
+        writer="wes fit-scorer",
+        required=True,
+    )
     fit.add_argument(
         "--encoder",
         help="encoder for the span cosines: a folder (transformers, or model.onnx alone), a "

@@ -36,7 +36,7 @@ import pyarrow.parquet as pq
 
 from namesake.ecqg.entities import Entity, find_entities
 from namesake.ecqg.passages import read_passages
-from namesake.io import atomic_directory, atomic_file
+from namesake.outputs import atomic_directory, atomic_file
 from namesake.papers import paper
 
 _SENTENCE_END = re.compile(r"[.!?]+[\"')\]]*(?=\s|$)")
@@ -449,7 +449,7 @@ def attention_report(
         rows[key] = {"model": path, **_summary(stats, entities)}
     report = _markdown(rows)
     if out is not None:
-        with atomic_directory(out) as staging:
+        with atomic_directory(out, writer="ecqg attention-report") as staging:
             Path(staging, "report.md").write_text(report, encoding="utf-8")
             Path(staging, "report.json").write_text(
                 json.dumps(

@@ -29,7 +29,7 @@ import time
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 
-from namesake.io import atomic_file
+from namesake.outputs import atomic_file
 
 # Special tokens of the usual seq2seq tokenizers (BART/RoBERTa, T5, BERT) left in decoded text.
 _SPECIAL_TOKENS = re.compile(r"<\s*/?\s*s\s*>|<pad>|<unk>|<mask>|\[(?:CLS|SEP|PAD|UNK|MASK)\]")
@@ -160,7 +160,7 @@ def warm_start_generator(encoder: str, out_dir: str | Path, seed: int = 0) -> Pa
     """
     from transformers import AutoTokenizer, EncoderDecoderModel, set_seed
 
-    from namesake.io import atomic_directory
+    from namesake.outputs import atomic_directory
 
     set_seed(seed)
     tokenizer = AutoTokenizer.from_pretrained(encoder)
@@ -171,7 +171,7 @@ def warm_start_generator(encoder: str, out_dir: str | Path, seed: int = 0) -> Pa
     model.generation_config.decoder_start_token_id = tokenizer.cls_token_id
     model.generation_config.eos_token_id = tokenizer.sep_token_id
     model.generation_config.pad_token_id = tokenizer.pad_token_id
-    with atomic_directory(out_dir) as staging:
+    with atomic_directory(out_dir, writer="ecqg warm-start") as staging:
         model.save_pretrained(staging)
         tokenizer.save_pretrained(staging)
     return Path(out_dir)

@@ -17,7 +17,8 @@ from collections.abc import Iterable, Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from namesake.io import BadInputError, atomic_file
+from namesake.io import BadInputError
+from namesake.outputs import atomic_file
 from namesake.retrieval.corpus import Document, Passage, read_kilt_documents, split_passages
 from namesake.wikipedia.dump import iter_pages
 from namesake.wikipedia.wikitext import clean_wikitext

@@ -29,7 +29,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from namesake.bundled_models import SPACY_MODEL
-from namesake.io import BadInputError, atomic_directory
+from namesake.io import BadInputError
 from namesake.linking.inputs import (
     mark_mention,
     mention_markers,
@@ -38,12 +38,20 @@ from namesake.linking.inputs import (
     read_linker_settings,
 )
 from namesake.linking.query_mentions import find_mentions, load_mention_pipeline
+from namesake.outputs import atomic_directory
 from namesake.retrieval.candidates import candidate_rows, ranked, stored_vectors
 from namesake.retrieval.corpus import Document
 from namesake.retrieval.dense import DEFAULT_MODEL
 from namesake.retrieval.encoders import embedding_dimension, load_encoder
 from namesake.retrieval.faiss_index import factory_string, new_index, read_index
-from namesake.retrieval.storage import read_index_files, write_index_files
+from namesake.retrieval.provenance import new_provenance
+from namesake.retrieval.storage import (
+    REBUILD,
+    damaged,
+    read_index_files,
+    reading,
+    write_index_files,
+)
 
 KIND = "link"
 _INDEX = "index.faiss"
@@ -55,6 +63,13 @@ class EntityLinkRetriever:
     """Ranks pages by how well they link a query's mentions; see the module docstring."""
 
     candidate_rows = candidate_rows
+    #: the kind its retriever.json records
+    INDEX_KIND = KIND
+    #: the models a reopening command may name, checked against the saved index's
+    #: (namesake.retrieval.provenance): build option -> (recorded field, what it is)
+    NAMED_MODELS = {"model": ("model", "linker model")}
+    #: what built it (namesake.retrieval.provenance), recorded by save
+    provenance: dict | None = None
 
     def __init__(self, index, document_ids: list[str], settings: dict, encoder=None, nlp=None):
         self.index = index
@@ -156,6 +171,7 @@ class EntityLinkRetriever:
         retriever.index = index
         retriever.document_ids = document_ids
         retriever._ids = np.asarray(document_ids, dtype=object)
+        retriever.provenance = new_provenance(model=model)
         return retriever
 
     def __len__(self) -> int:
@@ -238,10 +254,10 @@ class EntityLinkRetriever:
 
     def save(self, path: str | os.PathLike) -> None:
         """Writes the index to directory `path`, replacing it only once complete."""
-        with atomic_directory(path) as staging:
+        with atomic_directory(path, writer="link index") as staging:
             faiss.write_index(self.index, str(staging / _INDEX))
             settings = dict(self.settings, faiss_version=faiss.__version__)
-            write_index_files(staging, KIND, settings, self.document_ids)
+            write_index_files(staging, KIND, settings, self.document_ids, self.provenance)
 
     @classmethod
     def load(
@@ -252,11 +268,18 @@ class EntityLinkRetriever:
         path = Path(path)
         settings, document_ids = read_index_files(path, KIND)
         settings.pop("faiss_version", None)
+        provenance = settings.pop("provenance", None)
         if settings.get("model_is_default"):
             settings["model"] = DEFAULT_MODEL
         if device is not None:
             settings["device"] = device
         file = path / _INDEX
         if not file.is_file():
-            raise BadInputError(file, None, "index file missing")
-        return cls(read_index(file, mmap=mmap), document_ids, settings)
+            raise BadInputError(file, None, f"index file missing, so {REBUILD}")
+        with reading(file):
+            index = read_index(file, mmap=mmap)
+        if index.ntotal != len(document_ids):
+            raise damaged(file, f"{index.ntotal:,} pages, document_ids.arrow {len(document_ids):,}")
+        retriever = cls(index, document_ids, settings)
+        retriever.provenance = provenance
+        return retriever

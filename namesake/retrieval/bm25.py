@@ -31,6 +31,7 @@ written before this module used numba load unchanged.
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import tempfile
@@ -39,17 +40,25 @@ from concurrent.futures import ThreadPoolExecutor
 from itertools import chain, islice
 from pathlib import Path
 
-import bm25s
 import numba
 import numpy as np
 import Stemmer
-from bm25s.tokenization import Tokenizer
 from tqdm.auto import tqdm
 
-from namesake.io import atomic_directory
+from namesake.io import BadInputError
+from namesake.outputs import atomic_directory
+from namesake.retrieval.bm25s_without_jax import Tokenizer, bm25s  # never starts JAX
 from namesake.retrieval.candidates import candidate_rows, ranked
 from namesake.retrieval.corpus import Document
-from namesake.retrieval.storage import read_index_files, write_index_files
+from namesake.retrieval.provenance import new_provenance
+from namesake.retrieval.storage import (
+    REBUILD,
+    check_npy,
+    damaged,
+    read_index_files,
+    reading,
+    write_index_files,
+)
 
 KIND = "bm25"
 STEMMER_LANGUAGE = "english"
@@ -62,6 +71,17 @@ DEFAULT_MEMORY_BUDGET = 2 * 1024**3
 #: the share of the budget the tokenised chunks may hold before they go to disk; the rest
 #: is the tokenizer's vocabulary, the document ids and the chunk being tokenised
 HELD_SHARE = 0.25
+#: the files of a saved index besides retriever.json and document_ids.arrow: bm25s' score
+#: matrix and parameters, the tokenizer's vocabulary and stopwords
+INDEX_FILES = (
+    "data.csc.index.npy",
+    "indices.csc.index.npy",
+    "indptr.csc.index.npy",
+    "params.index.json",
+    "vocab.index.json",
+    "vocab.tokenizer.json",
+    "stopwords.tokenizer.json",
+)
 
 
 def _tokenizer() -> Tokenizer:
@@ -389,6 +409,12 @@ class BM25Retriever:
     """Ranks documents for a query with BM25; see the module docstring."""
 
     candidate_rows = candidate_rows
+    #: the kind its retriever.json records
+    INDEX_KIND = KIND
+    #: the models a reopening command may name (see namesake.retrieval.provenance): none
+    NAMED_MODELS: dict[str, tuple[str, str]] = {}
+    #: what built it (namesake.retrieval.provenance), recorded by save
+    provenance: dict | None = None
 
     def __init__(self, model: bm25s.BM25, tokenizer: Tokenizer, document_ids: list[str]):
         self.model = model
@@ -462,7 +488,9 @@ class BM25Retriever:
         model = _build_model(
             chunks, document_frequency, total_length, len(document_ids), vocab, show_progress
         )
-        return cls(model, tokenizer, document_ids)
+        retriever = cls(model, tokenizer, document_ids)
+        retriever.provenance = new_provenance()
+        return retriever
 
     def __len__(self) -> int:
         return len(self.document_ids)
@@ -545,7 +573,7 @@ class BM25Retriever:
 
     def save(self, path: str | os.PathLike) -> None:
         """Writes the index to directory `path`, replacing it only once complete."""
-        with atomic_directory(path) as staging:
+        with atomic_directory(path, writer="bm25 index") as staging:
             self.model.save(str(staging), show_progress=False)
             self.tokenizer.save_vocab(str(staging))
             self.tokenizer.save_stopwords(str(staging))
@@ -555,15 +583,40 @@ class BM25Retriever:
                 "stopwords": STOPWORDS,
                 "bm25s_version": bm25s.__version__,
             }
-            write_index_files(staging, KIND, settings, self.document_ids)
+            write_index_files(staging, KIND, settings, self.document_ids, self.provenance)
 
     @classmethod
     def load(cls, path: str | os.PathLike, mmap: bool = False) -> BM25Retriever:
-        """Reads an index :meth:`save` wrote; `mmap` maps the score arrays instead."""
+        """Reads an index :meth:`save` wrote; `mmap` maps the score arrays instead. A file
+        that is missing, truncated or unreadable is named (the index must be rebuilt)."""
         path = Path(path)
-        _, document_ids = read_index_files(path, KIND)
-        model = bm25s.BM25.load(str(path), mmap=mmap, show_progress=False)
-        tokenizer = _tokenizer()
-        tokenizer.load_vocab(str(path))
-        tokenizer.load_stopwords(str(path))
-        return cls(model, tokenizer, document_ids)
+        settings, document_ids = read_index_files(path, KIND)
+        for name in INDEX_FILES:
+            if not (path / name).is_file():
+                raise BadInputError(path / name, None, f"missing, so {REBUILD}")
+        for file in sorted(path.glob("*.npy")):
+            check_npy(file)
+        try:
+            with reading(path):
+                model = bm25s.BM25.load(str(path), mmap=mmap, show_progress=False)
+                tokenizer = _tokenizer()
+                tokenizer.load_vocab(str(path))
+                tokenizer.load_stopwords(str(path))
+        except BadInputError:
+            for file in sorted(path.glob("*.json")):  # name the file that does not parse
+                with reading(file):
+                    json.loads(file.read_text(encoding="utf-8"))
+            raise
+        scores = model.scores
+        if (
+            int(scores["num_docs"]) != len(document_ids)
+            or len(scores["indptr"]) != len(model.vocab_dict) + 1
+            or not len(scores["data"]) == len(scores["indices"]) == int(scores["indptr"][-1])
+        ):
+            raise damaged(
+                path / "data.csc.index.npy",
+                "the score matrix disagrees with its vocabulary or with document_ids.arrow",
+            )
+        retriever = cls(model, tokenizer, document_ids)
+        retriever.provenance = settings.get("provenance")
+        return retriever

@@ -58,7 +58,8 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from namesake.bundled_models import MINILM_HUB_ID, minilm_path
-from namesake.io import BadInputError, atomic_directory
+from namesake.io import BadInputError
+from namesake.outputs import atomic_directory
 from namesake.retrieval.candidates import candidate_rows, ranked, stored_vectors
 from namesake.retrieval.corpus import (
     PASSAGE_WORDS,
@@ -87,7 +88,16 @@ from namesake.retrieval.faiss_index import (
     search_shards,
     set_search_parameters,
 )
-from namesake.retrieval.storage import SETTINGS_FILE, read_index_files, write_index_files
+from namesake.retrieval.provenance import model_identity, new_provenance
+from namesake.retrieval.storage import (
+    REBUILD,
+    SETTINGS_FILE,
+    damaged,
+    load_npy,
+    read_index_files,
+    reading,
+    write_index_files,
+)
 
 DEFAULT_MODEL_ID = MINILM_HUB_ID
 DEFAULT_MODEL = minilm_path()
@@ -181,6 +191,23 @@ def _default_dpr_question_encoder(folder: EmbeddingsFolder) -> str:
     return DEFAULT_QUESTION_ENCODER
 
 
+def _encoding_provenance(folder: EmbeddingsFolder, model: str, query_model: str | None) -> dict:
+    """The provenance of an index of `folder`'s passages: the corpus and passage model that
+    `namesake encode` recorded (an older encoding: what its settings say), the query model."""
+    settings = folder.settings
+    provenance = new_provenance(query_model=query_model)
+    provenance["models"]["model"] = settings.get("model_identity") or model_identity(model)
+    corpus = settings.get("corpus_identity")
+    if corpus is None:  # an encoding written before namesake recorded the corpus' content
+        path = Path(settings["corpus"])
+        corpus = {"name": path.name, "path": str(path), "bytes": settings["corpus_bytes"]}
+    if settings.get("max_passages") is None:
+        corpus = {**corpus, "pages": int(settings["num_documents"])}
+    provenance["corpus"] = corpus
+    provenance["embeddings"] = str(folder.path.resolve())
+    return provenance
+
+
 def _index_facts(index) -> dict:
     """What the settings record of a built index: its IVF list count, if it has lists."""
     try:
@@ -194,6 +221,16 @@ class DenseRetriever:
     model's own unless chosen); see the module docstring."""
 
     candidate_rows = candidate_rows
+    #: the kind its retriever.json records
+    INDEX_KIND = KIND
+    #: the models a reopening command may name, checked against the saved index's
+    #: (namesake.retrieval.provenance): build option -> (recorded field, what it is)
+    NAMED_MODELS = {
+        "model": ("model", "passage model"),
+        "query_model": ("query_model", "query model"),
+    }
+    #: what built it (namesake.retrieval.provenance), recorded by save
+    provenance: dict | None = None
 
     def __init__(
         self,
@@ -420,7 +457,7 @@ class DenseRetriever:
             **_index_facts(faiss_index),
             **_search_settings(index, nprobe=nprobe, ef_search=ef_search),
         }
-        return cls(
+        retriever = cls(
             faiss_index,
             np.frombuffer(passage_documents, dtype=np.int64),
             document_ids,
@@ -429,6 +466,8 @@ class DenseRetriever:
             query_encoder=query_encoder,
             device=device,
         )
+        retriever.provenance = new_provenance(model=model, query_model=query_model)
+        return retriever
 
     def __len__(self) -> int:
         return len(self.document_ids)
@@ -620,26 +659,28 @@ class DenseRetriever:
             **_index_facts(built[0][1]),
             **_search_settings(index, nprobe=nprobe, ef_search=ef_search),
         }
-        return cls(
+        retriever = cls(
             built,
             documents,
             document_ids,
             record,
             embeddings=folder if rerank_candidates else None,
         )
+        retriever.provenance = _encoding_provenance(folder, record["model"], query_model)
+        return retriever
 
     # --- saving -------------------------------------------------------------------------
 
     def save(self, path: str | os.PathLike) -> None:
         """Writes the index to directory `path`, replacing it only once complete."""
-        with atomic_directory(path) as staging:
+        with atomic_directory(path, writer="dense index") as staging:
             names = index_file_names(len(self.shards))
             for name, (_, index) in zip(names, self.shards, strict=True):
                 faiss.write_index(index, str(staging / name))
             np.save(staging / _PASSAGES, np.asarray(self.passage_documents), allow_pickle=False)
             settings = dict(self.settings, faiss_version=faiss.__version__)
             settings["shard_offsets"] = [offset for offset, _ in self.shards]
-            write_index_files(staging, KIND, settings, self.document_ids)
+            write_index_files(staging, KIND, settings, self.document_ids, self.provenance)
 
     @classmethod
     def load(
@@ -661,6 +702,7 @@ class DenseRetriever:
         settings, document_ids = read_index_files(path, KIND)
         check_similarity(settings, similarity, path / SETTINGS_FILE)
         settings.pop("faiss_version", None)
+        provenance = settings.pop("provenance", None)
         offsets = settings.pop("shard_offsets", [0])
         if settings.get("model_is_default"):
             settings["model"] = DEFAULT_MODEL
@@ -670,12 +712,22 @@ class DenseRetriever:
         for name, offset in zip(index_file_names(len(offsets)), offsets, strict=True):
             file = path / name
             if not file.is_file():
-                raise BadInputError(file, None, "index file missing")
-            index = read_index(file, mmap=mmap)
+                raise BadInputError(file, None, f"index file missing, so {REBUILD}")
+            with reading(file):
+                index = read_index(file, mmap=mmap)
             shards.append((offset, index if mmap else on_gpus(index)[0]))
-        passage_documents = np.load(
-            path / _PASSAGES, mmap_mode="r" if mmap else None, allow_pickle=False
-        )
+        passage_documents = load_npy(path / _PASSAGES, mmap=mmap)
+        passages = settings.get("num_passages", len(passage_documents))
+        if passage_documents.shape != (passages,):
+            raise damaged(
+                path / _PASSAGES, f"shape {passage_documents.shape}, not ({passages},) passages"
+            )
+        if sum(index.ntotal for _, index in shards) != passages:
+            raise damaged(
+                path / index_file_names(len(shards))[0],
+                f"{sum(index.ntotal for _, index in shards):,} vectors in the faiss index, "
+                f"{passages:,} passages in {SETTINGS_FILE}",
+            )
         embeddings = None
         if settings.get("rerank_candidates"):
             embeddings = EmbeddingsFolder(settings["embeddings"])
@@ -686,7 +738,7 @@ class DenseRetriever:
                     f"{embeddings.num_passages} passages, but the index at {path} was built "
                     f"from {settings['num_passages']}",
                 )
-        return cls(
+        retriever = cls(
             shards,
             passage_documents,
             document_ids,
@@ -694,3 +746,5 @@ class DenseRetriever:
             device=device,
             embeddings=embeddings,
         )
+        retriever.provenance = provenance
+        return retriever

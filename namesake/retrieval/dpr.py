@@ -18,6 +18,11 @@ class DPRRetriever(DenseRetriever):
     """Dense retrieval with a DPR question encoder and context encoder (inner product by
     default); see the module docstring and :class:`DenseRetriever`."""
 
+    NAMED_MODELS = {
+        "context_encoder": ("model", "DPR context encoder"),
+        "question_encoder": ("query_model", "DPR question encoder"),
+    }
+
     @classmethod
     def build(
         cls,

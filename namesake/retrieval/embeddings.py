@@ -37,7 +37,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.feather as feather
 
-from namesake.io import BadInputError, atomic_directory
+from namesake.io import BadInputError
+from namesake.outputs import atomic_directory
+from namesake.retrieval.provenance import describe_corpus, describe_model, same_corpus, same_model
 from namesake.work_folder import prepare_work_folder, read_json, write_json
 
 FORMAT_VERSION = 1
@@ -82,8 +84,12 @@ def prepare_folder(folder: str | os.PathLike, settings: dict) -> None:
 
     A new folder gets the manifest. An existing one must have been started with the same
     settings, else a clear error says which setting differs; leftovers of a killed run's
-    unfinished chunks are removed.
+    unfinished chunks are removed. Besides SETTING_KEYS, the corpus' content and the model's
+    weights must be the same (as far as the folder's manifest records them).
     """
+    manifest = Path(folder) / MANIFEST
+    if manifest.exists():
+        _check_identities(manifest, read_json(manifest), settings)
     prepare_work_folder(
         folder,
         MANIFEST,
@@ -92,6 +98,29 @@ def prepare_folder(folder: str | os.PathLike, settings: dict) -> None:
         holds="an encoding",
         option="--out",
     )
+
+
+def _check_identities(manifest: Path, existing: dict, settings: dict) -> None:
+    """Refuses to resume an encoding of another corpus content or other model weights."""
+    different = []
+    recorded, requested = existing.get("corpus_identity"), settings.get("corpus_identity")
+    if recorded and requested and same_corpus(recorded, requested) is False:
+        different.append(
+            f"corpus: {describe_corpus(recorded)} there, {describe_corpus(requested)} now"
+        )
+    recorded, requested = existing.get("model_identity"), settings.get("model_identity")
+    if recorded and requested and not same_model(recorded, requested):
+        different.append(
+            f"model: {describe_model(recorded)} there, {describe_model(requested)} now"
+        )
+    if different:
+        raise BadInputError(
+            manifest,
+            None,
+            "this folder holds an encoding with other inputs ("
+            + "; ".join(different)
+            + "); use another --out folder or delete this one",
+        )
 
 
 def write_chunk(
@@ -105,7 +134,7 @@ def write_chunk(
     """Writes one chunk atomically: it appears complete or not at all."""
     if not len(embeddings) == len(documents) == len(wikipedia_ids):
         raise ValueError("a chunk needs one document and id per embedding")
-    with atomic_directory(Path(folder) / chunk_name(number)) as staging:
+    with atomic_directory(Path(folder) / chunk_name(number), writer="encode") as staging:
         np.save(staging / EMBEDDINGS, np.ascontiguousarray(embeddings, dtype=DTYPE))
         table = pa.table(
             {

@@ -50,6 +50,7 @@ from namesake.retrieval.encoders import (
     load_encoder,
     title_separator,
 )
+from namesake.retrieval.provenance import corpus_identity, model_identity
 
 DEFAULT_CHUNK_PASSAGES = 8192
 PRECISIONS = ("no", "fp16", "bf16")
@@ -207,6 +208,10 @@ def encoding_settings(
         "max_passages": max_passages,
         "corpus": str(Path(corpus).resolve()),
         "corpus_bytes": os.path.getsize(corpus),
+        # what an index of these passages records as its provenance; a rerun must agree
+        # (namesake.retrieval.embeddings.prepare_folder)
+        "corpus_identity": corpus_identity(corpus),
+        "model_identity": model_identity(model),
     }
 
 

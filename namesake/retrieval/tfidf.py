@@ -49,10 +49,18 @@ import sklearn
 from sklearn.feature_extraction.text import HashingVectorizer
 from tqdm.auto import tqdm
 
-from namesake.io import BadInputError, NamesakeError, atomic_directory
+from namesake.io import BadInputError, NamesakeError
+from namesake.outputs import atomic_directory
 from namesake.retrieval.candidates import candidate_rows, ranked
 from namesake.retrieval.corpus import Document
-from namesake.retrieval.storage import read_index_files, write_index_files
+from namesake.retrieval.provenance import new_provenance
+from namesake.retrieval.storage import (
+    REBUILD,
+    damaged,
+    load_npy,
+    read_index_files,
+    write_index_files,
+)
 
 KIND = "tfidf"
 N_FEATURES = 2**24  # DrQA's hash size
@@ -136,13 +144,17 @@ class _Shard:
         arrays = {}
         for array in SHARD_ARRAYS:
             path = _shard_path(folder, shard, array)
-            try:
-                arrays[array] = np.load(path, mmap_mode="r" if mmap else None)
-            except FileNotFoundError:
-                raise BadInputError(folder, None, f"TF-IDF index lacks {path.name}") from None
+            if not path.is_file():
+                raise BadInputError(folder, None, f"TF-IDF index lacks {path.name}, so {REBUILD}")
+            arrays[array] = load_npy(path, mmap=mmap)
         self.indptr, self.indices, self.data = (arrays[array] for array in SHARD_ARRAYS)
         if self.indptr.shape != (N_FEATURES + 1,) or self.indices.shape != self.data.shape:
-            raise BadInputError(folder, None, f"shard {shard}: arrays of the wrong shape")
+            raise damaged(_shard_path(folder, shard, "indptr"), "shard arrays of the wrong shape")
+        if int(self.indptr[-1]) != len(self.indices):
+            raise damaged(
+                _shard_path(folder, shard, "indptr"),
+                f"{int(self.indptr[-1]):,} postings, its other arrays {len(self.indices):,}",
+            )
 
     def postings(self, buckets: np.ndarray, num_documents: int) -> sp.csr_matrix:
         """Buckets x documents of the shard: the rows of `buckets` (sorted, distinct)."""
@@ -172,6 +184,12 @@ class TfidfRetriever:
     """Ranks documents for a query with DrQA's hashed bigram TF-IDF; see the module docstring."""
 
     candidate_rows = candidate_rows
+    #: the kind its retriever.json records
+    INDEX_KIND = KIND
+    #: the models a reopening command may name (see namesake.retrieval.provenance): none
+    NAMED_MODELS: dict[str, tuple[str, str]] = {}
+    #: what built it (namesake.retrieval.provenance), recorded by save
+    provenance: dict | None = None
 
     def __init__(
         self,
@@ -190,12 +208,9 @@ class TfidfRetriever:
         self.shard_sizes = list(shard_sizes)
         self._ids = np.asarray(document_ids, dtype=object)
         self._shards = [_Shard(folder, shard, mmap) for shard in range(len(shard_sizes))]
-        try:
-            frequency = np.load(folder / DOCUMENT_FREQUENCY_FILE)
-        except FileNotFoundError:
-            raise BadInputError(folder, None, f"no {DOCUMENT_FREQUENCY_FILE}") from None
+        frequency = load_npy(folder / DOCUMENT_FREQUENCY_FILE)
         if frequency.shape != (N_FEATURES,):
-            raise BadInputError(folder, None, f"{DOCUMENT_FREQUENCY_FILE} has the wrong shape")
+            raise damaged(folder / DOCUMENT_FREQUENCY_FILE, "of the wrong shape")
         self.idf = idf(frequency, len(document_ids))
         self._vectorizer = vectorizer()
         #: threads scoring query batches: -1 (the default) = one per CPU, 0 = the calling
@@ -232,6 +247,7 @@ class TfidfRetriever:
             raise
         retriever = cls(folder, document_ids, shard_sizes)
         weakref.finalize(retriever, shutil.rmtree, folder, True)  # mapped files stay readable
+        retriever.provenance = new_provenance()
         return retriever
 
     def __len__(self) -> int:
@@ -347,7 +363,7 @@ class TfidfRetriever:
         The shard files are hard-linked when `path` is on the same file system as the
         index's folder (no copy of the postings), copied otherwise.
         """
-        with atomic_directory(path) as staging:
+        with atomic_directory(path, writer="tfidf index") as staging:
             names = [DOCUMENT_FREQUENCY_FILE] + [
                 _shard_path(Path(), shard, array).name
                 for shard in range(len(self.shard_sizes))
@@ -367,7 +383,7 @@ class TfidfRetriever:
                 "formula": FORMULA,
                 "sklearn_version": sklearn.__version__,
             }
-            write_index_files(staging, KIND, settings, self.document_ids)
+            write_index_files(staging, KIND, settings, self.document_ids, self.provenance)
 
     @classmethod
     def load(cls, path: str | os.PathLike, mmap: bool = True) -> TfidfRetriever:
@@ -376,7 +392,9 @@ class TfidfRetriever:
         settings, document_ids = read_index_files(path, KIND)
         if settings.get("n_features") != N_FEATURES or settings.get("stop_words") != STOP_WORDS:
             raise BadInputError(path, None, "TF-IDF index built with other hashing settings")
-        return cls(path, document_ids, settings["shard_sizes"], mmap=mmap)
+        retriever = cls(path, document_ids, settings["shard_sizes"], mmap=mmap)
+        retriever.provenance = settings.get("provenance")
+        return retriever
 
 
 def _build_shards(

@@ -23,8 +23,9 @@ from pathlib import Path
 import numpy as np
 
 from namesake.bundled_models import MINILM_HUB_ID
-from namesake.io import NamesakeError, atomic_directory
+from namesake.io import NamesakeError
 from namesake.metrics import metric_module
+from namesake.outputs import atomic_directory
 
 # The Hub model each known encoder reference is (a model card's `base_model`).
 BASE_MODELS = {
@@ -263,7 +264,7 @@ def fit_scorer_with_report(
     lexical scorers on the same judged answers and writes its card (README.md) and
     results.json beside it. `judged_source` and `wes_source` say in the card where the
     answers and WES pairs came from. Returns its scorer.json and the results table."""
-    from namesake.io import atomic_file
+    from namesake.outputs import atomic_file
     from namesake.wes.classic_metrics import classic_scorers
     from namesake.wes.judge import evaluate_scorers, markdown_tables
 
@@ -335,7 +336,7 @@ def save_hybrid_scorer(
 ) -> dict:
     """Writes a hybrid scorer folder (atomically) and returns its checked scorer.json. A
     local `encoder` folder is copied in as `encoder/`, so the scorer stands alone."""
-    with atomic_directory(out) as staging:
+    with atomic_directory(out, writer="wes fit-scorer") as staging:
         encoder_ref = encoder
         if Path(encoder).is_dir():
             shutil.copytree(encoder, staging / "encoder")

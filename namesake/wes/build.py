@@ -13,7 +13,8 @@ from pathlib import Path
 import pyarrow as pa
 
 from namesake.build_report import BuildReport, warn_skipped
-from namesake.io import InputProblems, NamesakeError, StageTimer, atomic_directory
+from namesake.io import InputProblems, NamesakeError, StageTimer
+from namesake.outputs import atomic_directory
 from namesake.wes.dataset import (
     corpus_config,
     corpus_table,
@@ -206,7 +207,7 @@ def build_wes(
         )
     report.configs = list(configs)
     filters = _filters(dictionary, strategies, redirects, all_targets, seed, df_cap, source_cap)
-    with atomic_directory(out) as staging:
+    with atomic_directory(out, writer="wes build") as staging:
         written = write_configs(staging, configs)
         card = dataset_card(
             year,

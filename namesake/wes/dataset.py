@@ -61,7 +61,24 @@ def read_config(folder: str | Path, config: str, split: str = "train") -> pa.Tab
     shards = sorted(Path(folder, config).glob(f"{split}-*.parquet"))
     if not shards:
         raise BadInputError(Path(folder, config), None, f"no {split} Parquet shards")
-    return pa.concat_tables(pq.read_table(shard) for shard in shards)
+    tables = []
+    for shard in shards:  # a shard that is not whole, or holds no pairs, is named
+        try:
+            table = pq.read_table(shard)
+            table.validate(full=True)
+        except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
+            raise BadInputError(shard, None, f"not a readable Parquet file ({exc})") from None
+        for field in PAIR_SCHEMA:
+            if field.name not in table.column_names:
+                raise BadInputError(shard, None, f"no column {field.name}: not a WES build?")
+            if table.schema.field(field.name).type != field.type:
+                found = f"column {field.name} is {table.schema.field(field.name).type}"
+                raise BadInputError(shard, None, f"{found}, not {field.type}")
+            if table.column(field.name).null_count:
+                nulls = table.column(field.name).null_count
+                raise BadInputError(shard, None, f"column {field.name} has {nulls} null value(s)")
+        tables.append(table)
+    return pa.concat_tables(tables)
 
 
 def statistics(corpus: pa.Table, pairs: dict[str, pa.Table], dropped: dict[str, int]) -> dict:

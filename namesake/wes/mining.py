@@ -27,7 +27,8 @@ import pyarrow as pa
 import pyarrow.feather as feather
 from tqdm.auto import tqdm
 
-from namesake.io import BadInputError, InputProblems, atomic_directory
+from namesake.io import BadInputError, InputProblems
+from namesake.outputs import atomic_directory
 from namesake.wikipedia.links import extract_links, normalize_title
 from namesake.work_folder import input_identity, prepare_work_folder, read_json
 
@@ -297,7 +298,7 @@ class MinedRanges:
         )
 
     def save(self, index: int, part: Mined) -> None:
-        with atomic_directory(self._path(index)) as staging:
+        with atomic_directory(self._path(index), writer="wes build") as staging:
             feather.write_feather(part.pages, str(staging / "pages.arrow"))
             feather.write_feather(part.links, str(staging / "links.arrow"))
             record = {

@@ -242,9 +242,12 @@ class _PageReader:
 
     def _number(self, value: str, name: str) -> int:
         try:
-            return int(value)
+            number = int(value)
         except ValueError:
             raise self.error(f"<{name}> is not a number: {value[:40]!r}") from None
+        if not -(2**63) <= number < 2**63:  # page ids are kept as int64
+            raise self.error(f"<{name}> is out of range: {value[:40]!r}")
+        return number
 
     def _finish_page(self):
         if self.text is None or self.title is None or self.page_id is None:

@@ -31,7 +31,8 @@ from pathlib import Path
 
 import regex
 
-from namesake.io import BadInputError, NamesakeError, atomic_file
+from namesake.io import BadInputError, NamesakeError
+from namesake.outputs import atomic_file
 from namesake.papers import NOT_IN_PAPER, paper
 
 DEFAULT_KS = (1, 5, 20, 100)

@@ -15,7 +15,8 @@ import json
 import os
 from pathlib import Path
 
-from namesake.io import BadInputError, atomic_file
+from namesake.io import BadInputError
+from namesake.outputs import atomic_file
 
 FILE = "not_trained.json"
 

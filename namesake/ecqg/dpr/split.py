@@ -25,7 +25,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from namesake.io import BadInputError, NamesakeError, atomic_file
+from namesake.io import BadInputError, NamesakeError
+from namesake.outputs import atomic_file
 
 logger = logging.getLogger(__name__)
 
