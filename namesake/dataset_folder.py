@@ -24,6 +24,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
+from namesake.io import BadInputError
+
 DIGEST_CHARS = 12  # of the shard's sha256: 48 bits, ample for the shards of one config
 
 
@@ -98,3 +100,31 @@ def _write_shard(folder: Path, stem: str, table: pa.Table) -> Path:
     path = folder / f"{stem}-{digest.hexdigest()[:DIGEST_CHARS]}.parquet"
     os.replace(staging, path)
     return path
+
+
+def read_shards(
+    shards: list[Path], schema: pa.Schema, what: str, allow_nulls: bool = True
+) -> pa.Table:
+    """The Parquet `shards` of one config as one table; a shard that is not whole, lacks a
+    column of `schema`, holds it with another type (or nulls, unless `allow_nulls`) is a
+    BadInputError naming it (`what`: the kind of build, for the message)."""
+    import pyarrow.parquet as pq  # imported here: the builds' start-up stays fast
+
+    tables = []
+    for shard in shards:
+        try:
+            table = pq.read_table(shard)
+            table.validate(full=True)
+        except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
+            raise BadInputError(shard, None, f"not a readable Parquet file ({exc})") from None
+        for field in schema:
+            if field.name not in table.column_names:
+                raise BadInputError(shard, None, f"no column {field.name}: not {what}?")
+            if table.schema.field(field.name).type != field.type:
+                found = f"column {field.name} is {table.schema.field(field.name).type}"
+                raise BadInputError(shard, None, f"{found}, not {field.type}")
+            nulls = table.column(field.name).null_count
+            if nulls and not allow_nulls:
+                raise BadInputError(shard, None, f"column {field.name} has {nulls} null value(s)")
+        tables.append(table)
+    return pa.concat_tables(tables)

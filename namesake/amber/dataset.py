@@ -14,7 +14,7 @@ import pyarrow as pa
 import namesake
 from namesake.amber.instances import TASKS
 from namesake.amber.reference import COLLECTION_NAMES, COLLECTIONS
-from namesake.dataset_folder import WrittenConfig, card_entries, write_config
+from namesake.dataset_folder import WrittenConfig, card_entries, read_shards, write_config
 from namesake.io import BadInputError
 from namesake.papers import paper
 
@@ -151,27 +151,11 @@ def write_jsonl_layout(folder: Path, collection: str, tuples: list[dict], instan
 
 def read_config(folder: str | Path, config: str) -> pa.Table:
     """Reads one config of a built dataset folder."""
-    import pyarrow.parquet as pq  # see the imports at the top
-
     shards = sorted(Path(folder, config).glob("*.parquet"))
     if not shards:
         raise BadInputError(Path(folder, config), None, "no Parquet shards: not an AmbER build?")
     schema = ENTITY_SCHEMA if config.endswith("_entities") else QUERY_SCHEMA
-    tables = []
-    for shard in shards:  # a shard that is not whole, or not AmbER's, is named
-        try:
-            table = pq.read_table(shard)
-            table.validate(full=True)
-        except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
-            raise BadInputError(shard, None, f"not a readable Parquet file ({exc})") from None
-        for field in schema:
-            if field.name not in table.column_names:
-                raise BadInputError(shard, None, f"no column {field.name}: not an AmbER build?")
-            if table.schema.field(field.name).type != field.type:
-                found = f"column {field.name} is {table.schema.field(field.name).type}"
-                raise BadInputError(shard, None, f"{found}, not {field.type}")
-        tables.append(table)
-    return pa.concat_tables(tables)
+    return read_shards(shards, schema, "an AmbER build")
 
 
 def statistics(queries: pa.Table, entities: pa.Table) -> dict:

@@ -10,11 +10,10 @@ from pathlib import Path
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.parquet as pq
 import yaml
 
 import namesake
-from namesake.dataset_folder import WrittenConfig, card_entries, write_config
+from namesake.dataset_folder import WrittenConfig, card_entries, read_shards, write_config
 from namesake.io import BadInputError
 from namesake.papers import NOT_IN_PAPER, paper
 from namesake.wes.hard_negatives import hardness_table
@@ -61,24 +60,7 @@ def read_config(folder: str | Path, config: str, split: str = "train") -> pa.Tab
     shards = sorted(Path(folder, config).glob(f"{split}-*.parquet"))
     if not shards:
         raise BadInputError(Path(folder, config), None, f"no {split} Parquet shards")
-    tables = []
-    for shard in shards:  # a shard that is not whole, or holds no pairs, is named
-        try:
-            table = pq.read_table(shard)
-            table.validate(full=True)
-        except (pa.ArrowException, OSError, UnicodeDecodeError) as exc:
-            raise BadInputError(shard, None, f"not a readable Parquet file ({exc})") from None
-        for field in PAIR_SCHEMA:
-            if field.name not in table.column_names:
-                raise BadInputError(shard, None, f"no column {field.name}: not a WES build?")
-            if table.schema.field(field.name).type != field.type:
-                found = f"column {field.name} is {table.schema.field(field.name).type}"
-                raise BadInputError(shard, None, f"{found}, not {field.type}")
-            if table.column(field.name).null_count:
-                nulls = table.column(field.name).null_count
-                raise BadInputError(shard, None, f"column {field.name} has {nulls} null value(s)")
-        tables.append(table)
-    return pa.concat_tables(tables)
+    return read_shards(shards, PAIR_SCHEMA, "a WES build", allow_nulls=False)
 
 
 def statistics(corpus: pa.Table, pairs: dict[str, pa.Table], dropped: dict[str, int]) -> dict:
