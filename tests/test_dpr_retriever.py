@@ -350,13 +350,14 @@ def test_weights_of_the_other_encoder_are_refused(encoders, documents, tmp_path)
         DPRRetriever.build(documents, question_encoder=str(unnamed), context_encoder=context)
 
 
-def test_the_command_line_reports_a_bad_encoder_in_one_line(encoders, tmp_path):
+def test_the_command_line_reports_a_bad_encoder_in_one_line(encoders, sample_build, tmp_path):
     _, context = encoders
+    dataset = str(sample_build[0] / "dataset")  # checked before the index is built
     with pytest.raises(SystemExit, match=r"^namesake: error: .*context[/\\]config\.json: a DPRC"):
         main(
             ["retrieve", "--retriever", "dpr", "--corpus", str(SAMPLE_KILT)]
             + ["--dpr-question-encoder", context, "--dpr-context-encoder", context]
-            + ["--dataset", "d", "--config", "human_qa", "--out", str(tmp_path / "p.jsonl")]
+            + ["--dataset", dataset, "--config", "human_qa", "--out", str(tmp_path / "p.jsonl")]
         )
     with pytest.raises(SystemExit, match="not --model / --query-model"):
         main(
