@@ -182,14 +182,26 @@ def evaluate_args(dataset, config, predictions, out, *options) -> list:
     ]
 
 
-def test_evaluate_unknown_config(dataset, tmp_path, capsys):
+@pytest.mark.parametrize(
+    ("config", "message"),
+    [
+        (
+            "human_xx",
+            "no config 'human_xx'; its query configs: human, human_qa, human_sf, human_fc, "
+            "nonhuman, nonhuman_qa, nonhuman_sf, nonhuman_fc",
+        ),
+        (
+            "human_entities",
+            "human_entities holds the members of the human sets, not queries: use human, "
+            "human_qa, human_sf or human_fc",
+        ),
+    ],
+)
+def test_evaluate_a_config_that_is_not_a_query_config(dataset, tmp_path, capsys, config, message):
     predictions = _write_predictions(tmp_path / "p.jsonl", _gold(dataset))
-    status, _, err = cli(evaluate_args(dataset, "human_xx", predictions, tmp_path / "r"), capsys)
+    status, _, err = cli(evaluate_args(dataset, config, predictions, tmp_path / "r"), capsys)
     assert status == 1
-    assert error_line(err) == (
-        f"namesake: error: {dataset}: no config 'human_xx'; its query configs: human, "
-        "human_qa, human_sf, human_fc, nonhuman, nonhuman_qa, nonhuman_sf, nonhuman_fc"
-    )
+    assert error_line(err) == f"namesake: error: {dataset}: {message}"
     assert not (tmp_path / "r").exists()
 
 
@@ -205,18 +217,6 @@ def test_retrieve_a_bad_config_fails_before_building_the_index(dataset, tmp_path
     assert error_line(err).startswith(f"namesake: error: {dataset}: ")
     assert config in error_line(err)
     assert sorted(p.name for p in tmp_path.iterdir()) == []
-
-
-def test_evaluate_a_config_that_is_not_a_query_config(dataset, tmp_path, capsys):
-    predictions = _write_predictions(tmp_path / "p.jsonl", _gold(dataset))
-    args = evaluate_args(dataset, "human_entities", predictions, tmp_path / "r")
-    status, _, err = cli(args, capsys)
-    assert status == 1
-    assert error_line(err) == (
-        f"namesake: error: {dataset}: human_entities holds the members of the human sets, "
-        "not queries: use human, human_qa, human_sf or human_fc"
-    )
-    assert not (tmp_path / "r").exists()
 
 
 @pytest.mark.parametrize("where", ["absolute", "relative"])
