@@ -126,7 +126,9 @@ def test_evaluate_prints_the_papers_figure_for_a_mapped_kind(sample_predictions,
     printed = capsys.readouterr().out
     header, row = header_and_row(printed)
     record = json.loads((tmp_path / "report" / "metrics.json").read_text())
-    assert row[header.index("All@1")] == f"{record['metrics']['accuracy@1']:.1f}"
+    low, high = record["metrics"]["intervals"]["accuracy@1"]
+    figure = f"{record['metrics']['accuracy@1']:.1f} [{low:.1f}, {high:.1f}]"
+    assert row[header.index("All@1")] == figure
     assert row[header.index("All@1") + 1] == "13.1"  # Table 5, AmbER-H, DPR, QA All
     assert "paper: DPR in Chen et al. (ACL 2021), Table 5 p. 6, Table 6 p. 6, Table 9 p. 13" in (
         printed

@@ -333,6 +333,27 @@ def predictions_format() -> LineFormat:
     )
 
 
+def trec_run_format() -> LineFormat:
+    """A TREC run as `namesake evaluate` and `compare-runs` read it (format told from the
+    content): a mutated line is read, or refused naming the file."""
+    from namesake.amber.predictions import read_predictions
+
+    lines = [
+        f"query-{n} Q0 {100 + n + k} {k + 1} {3.0 - k:.1f} bm25".encode()
+        for n in range(5)
+        for k in range(3)
+    ]
+    return LineFormat(
+        "trec_run",
+        lines,
+        lambda path, strict: read_predictions(path),
+        counts=False,
+        exact=False,  # a huge or cut query id is another, valid query id
+        json=False,
+        suffix=".trec",
+    )
+
+
 def pageviews_format(sample: Path, english: bytes) -> LineFormat:
     from namesake.amber.pageviews import read_pageviews
 
@@ -378,6 +399,7 @@ FORMATS = {
     "kilt": kilt_format,
     "kilt_documents": kilt_documents_format,
     "predictions": predictions_format,
+    "trec_run": trec_run_format,
     "pagecounts-ez": lambda: pageviews_format(SAMPLE_PAGECOUNTS_EZ, b"en.z "),
     "pageviews-complete": lambda: pageviews_format(SAMPLE_PAGEVIEWS_COMPLETE, b"en.wikipedia "),
     "wikipedia": xml_format,

@@ -17,7 +17,7 @@ from pathlib import Path
 from namesake.amber.instances import TASKS
 from namesake.amber.paper import paper_kind, paper_line
 from namesake.amber.reference import COLLECTION_NAMES, COLLECTIONS
-from namesake.amber.report import evaluate_run, results_table
+from namesake.amber.report import IR_LINE, evaluate_run, intervals_line, results_table
 from namesake.amber.retrieve import open_retriever, retrieve_config
 from namesake.io import NamesakeError
 from namesake.metrics import load_metric
@@ -151,10 +151,12 @@ def compare_retrievers(
     table = _with_not_trained_rows(
         results_table(rows, list(k_values), paper_rows=paper_rows), untrained
     )
+    notes = f"{intervals_line(rows[0][1])} {IR_LINE}" if rows else ""
     with atomic_file(out / "results.md", "w") as f:
         f.write(f"# AmbER retrieval results\n\nk = {k} retrieved documents per query")
         f.write(", ranked within each query's AmbER set.\n\n" if candidates == "set" else ".\n\n")
         f.write(table + "\n\n")
         lines = dict.fromkeys(paper_line(paper_kind(run.kind, candidates)) for run in runs)
         f.write("".join(f"- {line}\n" for line in lines))
-    return table
+        f.write(f"\n{notes}\n" if notes else "")
+    return f"{table}\n\n{notes}" if notes else table

@@ -104,6 +104,16 @@ def build_references(queries: Dataset, entities: Dataset) -> list[dict]:
     return references
 
 
+def amber_qrels(queries: Dataset) -> dict[str, dict[str, int]]:
+    """TREC-style relevance judgments of a query config: every gold page of a query is
+    relevant (1), nothing else is judged. One source for `amber qrels`, the BEIR export and
+    the standard IR measures."""
+    return {
+        query_id: dict.fromkeys(map(str, gold), 1)
+        for query_id, gold in zip(queries["id"], queries["gold_wikipedia_ids"], strict=True)
+    }
+
+
 #: the columns that scoring reads, of a query config and of its ``_entities`` config
 QUERY_COLUMNS = ("id", "name", "qid", "is_head", "gold_wikipedia_ids")
 ENTITY_COLUMNS = ("name", "qid", "is_head", "popularity", "wikipedia_ids")
@@ -312,11 +322,33 @@ def score_predictions(
     k_values: list[int],
     metric,
     allow_missing: bool = False,
+    resamples: int | None = None,
+    seed: int = 0,
 ) -> tuple[dict, list[GapBin]]:
-    """The metric's scores on every query of ``queries`` and the popularity-gap bins;
+    """The metric's scores on every query of ``queries``, the standard IR measures beside them
+    (`namesake.amber.ir_metrics`), the head-tail gap of each accuracy@k, and the popularity-gap
+    bins; ``metrics["intervals"]``: each figure's 95% bootstrap interval over AmbER sets
+    (``resamples`` of them, default `statistics.BOOTSTRAP_RESAMPLES`);
     ``metrics["coverage"]``: what `Coverage.record` says of the predictions."""
+    from namesake.amber.query_scores import query_scores, set_sums
+    from namesake.amber.statistics import BOOTSTRAP_RESAMPLES, CONFIDENCE, bootstrap_intervals
+
     references = build_references(queries, entities)
     rankings = rankings_for(queries, predictions, allow_missing)
     metrics = metric.compute(predictions=rankings, references=references, k_values=k_values)
+    sums = set_sums(query_scores(rankings, references, amber_qrels(queries), k_values, metric))
+    # AmbER's own figures stay the metric's; the IR measures and the gaps come from the sums
+    for name, value in sums.figures().items():
+        metrics.setdefault(name, value)
+    resamples = BOOTSTRAP_RESAMPLES if resamples is None else resamples
+    intervals = bootstrap_intervals(sums, resamples=resamples, seed=seed)
+    metrics["intervals"] = {name: list(interval) for name, interval in intervals.items()}
+    metrics["bootstrap"] = {
+        "unit": "AmbER set",
+        "resamples": resamples,
+        "confidence": CONFIDENCE,
+        "method": "percentile",
+        "seed": seed,
+    }
     metrics["coverage"] = prediction_coverage(queries, predictions).record()
     return metrics, popularity_gap(queries, entities, rankings, references, metric)

@@ -1,5 +1,7 @@
-"""Retrieval predictions in the format the AmbER authors' evaluation reads: one JSON line per
-query, ``{"id": ..., "output": {"provenance": [{"wikipedia_id": ...}, ...]}}``, best first."""
+"""Retrieval predictions: the format the AmbER authors' evaluation reads, one JSON line per
+query, ``{"id": ..., "output": {"provenance": [{"wikipedia_id": ...}, ...]}}``, best first
+("kilt"), or a TREC run (``qid Q0 docid rank score tag``, `namesake.trec`), so that any
+system's output (Pyserini, ColBERT, an LLM reranker) is scored without conversion."""
 
 from __future__ import annotations
 
@@ -8,8 +10,12 @@ from collections.abc import Iterable
 
 import msgspec
 
-from namesake.io import BadInputError, iter_json_lines
+from namesake.io import BadInputError, iter_json_lines, iter_line_blocks
 from namesake.outputs import atomic_file
+from namesake.trec import looks_like_run_line, read_run, write_run
+
+#: the formats of a predictions file: KILT JSON lines, or a TREC run
+FORMATS = ("kilt", "trec")
 
 
 class _Provenance(msgspec.Struct):
@@ -29,9 +35,18 @@ _PREDICTION = msgspec.json.Decoder(_Prediction)
 
 
 def write_predictions(
-    path: str | os.PathLike, predictions: Iterable[tuple[str, list[tuple[str, float]]]]
+    path: str | os.PathLike,
+    predictions: Iterable[tuple[str, list[tuple[str, float]]]],
+    format: str = "kilt",
+    run_name: str = "namesake",
 ) -> None:
-    """Writes (query id, ranked (wikipedia_id, score) pairs) atomically; scores are kept too."""
+    """Writes (query id, ranked (wikipedia_id, score) pairs) atomically, scores kept, as KILT
+    JSON lines or a TREC run tagged ``run_name``."""
+    if format == "trec":
+        write_run(path, predictions, run_name)
+        return
+    if format != "kilt":
+        raise ValueError(f"format must be one of {FORMATS}, not {format!r}")
     with atomic_file(path) as f:
         for query_id, ranking in predictions:
             provenance = [{"wikipedia_id": doc, "score": float(score)} for doc, score in ranking]
@@ -39,8 +54,31 @@ def write_predictions(
             f.write(b"\n")
 
 
-def read_predictions(path: str | os.PathLike) -> dict[str, list[str]]:
-    """query id -> ranked wikipedia ids; a malformed line is an error naming file and line."""
+def detect_format(path: str | os.PathLike) -> str:
+    """ "kilt" or "trec", from the first non-blank line; neither is an error naming it."""
+    for first_line, block in iter_line_blocks(path):
+        for line_no, line in enumerate(block.splitlines(), first_line):
+            text = line.decode("utf-8", "replace").strip()
+            if not text:
+                continue
+            if text.startswith("{"):
+                return "kilt"
+            if looks_like_run_line(text):
+                return "trec"
+            raise BadInputError(
+                path,
+                line_no,
+                "neither a KILT JSON line nor a TREC run line ('qid Q0 docid rank score "
+                f"tag'): {text[:80]!r}",
+            )
+    return "kilt"  # an empty file: no predictions, which the caller reports
+
+
+def read_predictions(path: str | os.PathLike, format: str | None = None) -> dict[str, list[str]]:
+    """query id -> ranked wikipedia ids, from KILT JSON lines or a TREC run (``format``, or
+    told from the content); a malformed line is an error naming file and line."""
+    if (format or detect_format(path)) == "trec":
+        return read_run(path)
     predictions: dict[str, list[str]] = {}
     for line_no, prediction in iter_json_lines(path, _PREDICTION):
         if prediction.id in predictions:

@@ -33,12 +33,33 @@ from namesake.amber.predictions import read_predictions  # noqa: E402
 from namesake.outputs import atomic_directory  # noqa: E402
 
 
-def _cell(value: float) -> str:
-    return "–" if value is None or math.isnan(value) else f"{value:.1f}"
+def _cell(value: float, interval=None) -> str:
+    """A figure to one decimal, with its 95% interval when there is one: ``44.4 [33.3, 55.6]``."""
+    if value is None or math.isnan(value):
+        return "–"
+    if interval is None or any(bound is None or math.isnan(bound) for bound in interval):
+        return f"{value:.1f}"
+    return f"{value:.1f} [{interval[0]:.1f}, {interval[1]:.1f}]"
 
 
-def _columns(k_values: list[int]) -> list[tuple[str, str]]:
-    """(header, metric key) of every measure column, in table order."""
+def _figure(metrics: dict, key: str) -> str:
+    return _cell(metrics[key], metrics.get("intervals", {}).get(key))
+
+
+#: the standard IR measures' column headers (`namesake.amber.ir_metrics`)
+IR_HEADERS = {
+    "ndcg@10": "nDCG@10",
+    "mrr@10": "MRR@10",
+    "r-precision": "R-prec",
+    "recall@20": "R@20",
+    "recall@100": "R@100",
+}
+
+
+def _columns(k_values: list[int], metrics: dict | None = None) -> list[tuple[str, str]]:
+    """(header, metric key) of every measure column, in table order: AmbER's measures, then
+    the head-tail gaps and the standard IR measures on all, head and tail queries where
+    ``metrics`` (a row's) has them."""
     columns = [
         (f"{part}@{k}", key.format(k=k))
         for k in k_values
@@ -49,11 +70,36 @@ def _columns(k_values: list[int]) -> list[tuple[str, str]]:
             ("∀", "all_correct@{k}"),
         )
     ]
-    return columns + [
+    columns += [
         ("Confusion", "entity_confusion"),
         ("Confusion head", "entity_confusion_head"),
         ("Confusion tail", "entity_confusion_tail"),
     ]
+    extra = [(f"Head − tail@{k}", f"head_tail_gap@{k}") for k in k_values]
+    extra += [
+        (f"{header}{suffix}", f"{key}{part}")
+        for key, header in IR_HEADERS.items()
+        for part, suffix in (("", ""), ("_head", " head"), ("_tail", " tail"))
+    ]
+    return columns + [(header, key) for header, key in extra if key in (metrics or {})]
+
+
+IR_LINE = (
+    "nDCG@10, MRR@10, R-prec (KILT's page-level R-precision) and R@k (recall) are computed by "
+    "ir-measures (trec_eval's code) with the gold pages as qrels (`namesake amber qrels`)."
+)
+
+
+def intervals_line(metrics: dict) -> str:
+    """What the bracketed figures are."""
+    about = metrics.get("bootstrap")
+    if not about:
+        return ""
+    return (
+        f"[low, high]: {100 * about['confidence']:g}% {about['method']} bootstrap interval, "
+        f"{about['resamples']} resamples of the AmbER sets (a set's queries are resampled "
+        "together)."
+    )
 
 
 def results_table(
@@ -61,7 +107,9 @@ def results_table(
     k_values: list[int],
     paper_rows: list[tuple[str | None, str, str]] | None = None,
 ) -> str:
-    """Markdown: one row per run (labels first), accuracy all/head/tail/∀ per k, confusion.
+    """Markdown: one row per run (labels first), accuracy all/head/tail/∀ per k, confusion,
+    then the head-tail gaps and the standard IR measures (where the rows have them), each
+    figure with its 95% interval where the row's metrics hold one.
 
     With ``paper_rows`` (per row: the retriever kind, or None when not known, the collection
     and the task), a "paper system" column names the paper's retriever of the same kind
@@ -74,7 +122,7 @@ def results_table(
     tables = paper_tables() if paper_rows is not None else None
     columns = [
         (header, key, paper)
-        for header, key in _columns(k_values)
+        for header, key in _columns(k_values, rows[0][1] if rows else None)
         for paper in ((False, True) if tables and key in tables.measures else (False,))
     ]
     header = labels + ["paper" if paper else name for name, _, paper in columns]
@@ -90,7 +138,7 @@ def results_table(
             if paper:
                 cells.append(tables.cell(*paper_rows[index], key))
             else:
-                cells.append(_cell(metrics[key]))
+                cells.append(_figure(metrics, key))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -178,8 +226,10 @@ def write_report(
             "page in the top k; ∀: share of sets whose every query is right; confusion: share "
             "of queries where a page of another entity of the set ranks above every gold page.\n\n"
             f"{paper_line(kind)}.\n\n{coverage}"
-            f"{table}\n\n## Popularity gap (Figure 4)\n\n" + "\n".join(gap_lines) + "\n\n"
-            f"Whole collection: head − tail accuracy@1 = {_cell(overall_gap)} points.\n\n"
+            f"{table}\n\n{intervals_line(metrics)} {IR_LINE}\n\n"
+            "## Popularity gap (Figure 4)\n\n" + "\n".join(gap_lines) + "\n\n"
+            f"Whole collection: head − tail accuracy@1 = "
+            f"{_cell(overall_gap, metrics.get('intervals', {}).get('head_tail_gap@1'))} points.\n\n"
             "![popularity gap](popularity_gap.png)\n",
             encoding="utf-8",
         )
@@ -196,19 +246,23 @@ def evaluate_run(
     allow_missing: bool = False,
     retriever: str | None = None,
     candidates: str = "all",
+    predictions_format: str | None = None,
+    resamples: int | None = None,
 ) -> dict:
     """Scores one predictions file on one AmbER config and writes its report; returns metrics.
 
     ``retriever``: the kind that made the predictions (e.g. ``dpr``), for the paper's figures;
-    ``candidates``: "set" when each query was ranked within its AmbER set only.
+    ``candidates``: "set" when each query was ranked within its AmbER set only;
+    ``predictions_format``: "kilt" or "trec" (default: told from the file's content);
+    ``resamples``: of the AmbER sets, for the 95% intervals.
     """
     queries, entities = load_amber(dataset, config)
     check_columns(queries, entities, dataset, config)
-    predictions = read_predictions(predictions_path)
+    predictions = read_predictions(predictions_path, predictions_format)
     coverage = prediction_coverage(queries, predictions)
     check_coverage(coverage, config, allow_missing, source=predictions_path)
     metrics, bins = score_predictions(
-        queries, entities, predictions, k_values, metric, allow_missing
+        queries, entities, predictions, k_values, metric, allow_missing, resamples
     )
     about = {
         "dataset": str(dataset),

@@ -104,11 +104,14 @@ def retrieve_config(
     k: int,
     out: str | os.PathLike,
     candidates: str = "all",
+    format: str = "kilt",
+    run_name: str | None = None,
 ) -> int:
     """Answers every query of ``config``; returns the number of queries.
 
     ``candidates``: "all" searches the whole corpus; "set" ranks only the pages of the query's
-    own AmbER set (the paper's Table 8 setting), at most ``k`` of them.
+    own AmbER set (the paper's Table 8 setting), at most ``k`` of them. ``format``: KILT JSON
+    lines or a TREC run, tagged ``run_name`` (the command line's default: the retriever's kind).
     """
     from namesake.amber.evaluation import load_queries
 
@@ -130,7 +133,9 @@ def retrieve_config(
     else:
         queries = load_queries(dataset, config)
         rankings = retriever.search(list(queries["input"]), k)
-    write_predictions(out, zip(queries["id"], rankings, strict=True))
+    write_predictions(
+        out, zip(queries["id"], rankings, strict=True), format, run_name or "namesake"
+    )
     return len(queries)
 
 

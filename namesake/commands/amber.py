@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 
+from namesake.amber.beir_export import PAGES
 from namesake.amber.reference import COLLECTIONS
 from namesake.amber.retrieve import RETRIEVER_KINDS
 from namesake.commands.arguments import (
@@ -107,6 +108,16 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     stats.add_argument("--json", action="store_true", help="print the full statistics as JSON")
     stats.set_defaults(run=_amber_stats)
 
+    qrels = commands.add_parser(
+        "qrels", help="write a config's gold pages as TREC qrels, for trec_eval, ranx, ir-measures"
+    )
+    qrels.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
+    qrels.add_argument("--config", required=True, help="e.g. human_qa, nonhuman_fc")
+    add_output(
+        qrels, "--out", "qrels file ('qid 0 docid 1' per gold page)", kind="file", required=True
+    )
+    qrels.set_defaults(run=_amber_qrels)
+
     push = commands.add_parser("push", help="upload a build to the Hugging Face Hub")
     push.add_argument("dataset", help="a folder written by `namesake amber build`")
     push.add_argument("--repo-id", required=True, help="e.g. your-name/amber")
@@ -114,6 +125,41 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     push.add_argument("--token", help="Hub token (default: the logged-in one)")
     push.add_argument("--dry-run", action="store_true", help="list the files, upload nothing")
     push.set_defaults(run=_amber_push)
+
+    export = commands.add_parser(
+        "export", help="write a config as a BEIR folder (corpus, queries, qrels) for beir and mteb"
+    )
+    export.add_argument(
+        "--format", choices=["beir"], default="beir", help="folder layout (default: beir)"
+    )
+    export.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
+    export.add_argument("--config", required=True, help="a query config, e.g. human_qa")
+    export.add_argument("--corpus", required=True, help="KILT knowledge source (JSON lines)")
+    add_output(
+        export,
+        "--out",
+        "folder: corpus.jsonl, queries.jsonl, qrels/test.tsv",
+        kind="folder",
+        writer="amber export",
+        required=True,
+    )
+    export.add_argument(
+        "--pages",
+        choices=PAGES,
+        default="all",
+        help="all: every KILT page (default); set: only the pages of the config's AmbER sets "
+        "and --distractors other pages (a small corpus)",
+    )
+    export.add_argument(
+        "--distractors",
+        type=non_negative_int,
+        default=0,
+        help="--pages set: KILT pages drawn at random from outside the sets (default 0)",
+    )
+    export.add_argument(
+        "--seed", type=int, default=0, help="--pages set: seed of the distractor draw (0)"
+    )
+    export.set_defaults(run=_amber_export)
 
     compare = commands.add_parser(
         "compare", help="run and score retrievers on every AmbER config; print one table"
@@ -222,6 +268,16 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     read.set_defaults(run=_amber_read)
 
 
+def _amber_qrels(args) -> None:
+    from namesake.amber.evaluation import amber_qrels, load_queries
+    from namesake.trec import write_qrels
+
+    qrels = amber_qrels(load_queries(args.dataset, args.config))
+    write_qrels(args.out, qrels)
+    pages = sum(map(len, qrels.values()))
+    print(f"Wrote {args.out}: {pages} gold pages of {len(qrels)} queries of {args.config}")
+
+
 def _amber_read(args) -> None:
     from namesake.amber.read import read_amber, readers_table
 
@@ -321,3 +377,22 @@ def _amber_push(args) -> None:
         return
     url = push_folder(args.dataset, args.repo_id, private=args.private, token=args.token)
     print(f"Uploaded {len(files)} file(s): {url}")
+
+
+def _amber_export(args) -> None:
+    from namesake.amber.beir_export import export_beir
+    from namesake.io import NamesakeError
+
+    if args.distractors and args.pages != "set":
+        raise NamesakeError("--distractors goes with --pages set")
+    summary = export_beir(
+        args.dataset,
+        args.config,
+        args.corpus,
+        args.out,
+        pages=args.pages,
+        distractors=args.distractors,
+        seed=args.seed,
+    )
+    print("\n".join(summary.lines()))
+    print(f"Wrote {args.out}")

@@ -103,6 +103,36 @@ def add_candidates(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_scoring(parser: argparse.ArgumentParser) -> None:
+    """The options of scoring predictions on AmbER (`evaluate`, `compare-runs`)."""
+    parser.add_argument(
+        "--format",
+        choices=["kilt", "trec"],
+        help="the predictions' format: KILT JSON lines or a TREC run (default: told from the "
+        "content)",
+    )
+    parser.add_argument(
+        "--cutoffs",
+        type=positive_int,
+        nargs="+",
+        default=[1, 20],
+        metavar="K",
+        help="accuracy@k cut-offs (default: 1 20)",
+    )
+    parser.add_argument(
+        "--allow-missing", action="store_true", help="score queries without a prediction as empty"
+    )
+    parser.add_argument("--metric", help="entity_confusion module folder (default: metrics/)")
+    # a literal default keeps `namesake --help` from importing the statistics; a test checks it
+    parser.add_argument(
+        "--bootstrap-resamples",
+        type=positive_int,
+        default=1000,
+        metavar="N",
+        help="resamples of the AmbER sets behind each 95%% interval (default: 1000)",
+    )
+
+
 def add_dpr_encoders(parser: argparse.ArgumentParser) -> None:
     # Literal defaults keep `namesake --help` from importing torch; tests check them.
     parser.add_argument(

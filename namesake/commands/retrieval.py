@@ -12,6 +12,7 @@ from namesake.commands.arguments import (
     add_dpr_encoders,
     add_memory_budget,
     add_output,
+    add_scoring,
     add_similarity,
     dpr_options,
     non_negative_int,
@@ -167,9 +168,19 @@ def _add_retrieve(parser: argparse.ArgumentParser) -> None:
     add_output(
         parser,
         "--out",
-        "predictions file (JSON lines)",
+        "predictions file: KILT JSON lines or a TREC run (--format)",
         kind="file",
         required=True,
+    )
+    parser.add_argument(
+        "--format",
+        choices=["kilt", "trec"],
+        default="kilt",
+        help="kilt: JSON lines with KILT provenance (default); trec: a TREC run "
+        "'qid Q0 docid rank score tag', for trec_eval, ranx and ir-measures",
+    )
+    parser.add_argument(
+        "--run-name", help="trec: the run's tag, its last field (default: the --retriever kind)"
     )
     parser.set_defaults(run=_retrieve)
 
@@ -177,14 +188,10 @@ def _add_retrieve(parser: argparse.ArgumentParser) -> None:
 def _add_evaluate(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
     parser.add_argument("--config", required=True, help="e.g. human_qa, nonhuman_fc")
-    parser.add_argument("--predictions", required=True, help="predictions file (JSON lines)")
     parser.add_argument(
-        "--cutoffs",
-        type=positive_int,
-        nargs="+",
-        default=[1, 20],
-        metavar="K",
-        help="accuracy@k cut-offs (default: 1 20)",
+        "--predictions",
+        required=True,
+        help="predictions file: KILT JSON lines or a TREC run (told from the content)",
     )
     add_output(
         parser,
@@ -194,10 +201,7 @@ def _add_evaluate(parser: argparse.ArgumentParser) -> None:
         writer="evaluate",
         required=True,
     )
-    parser.add_argument(
-        "--allow-missing", action="store_true", help="score queries without a prediction as empty"
-    )
-    parser.add_argument("--metric", help="entity_confusion module folder (default: metrics/)")
+    add_scoring(parser)
     from namesake.amber.paper import PAPER_KINDS
 
     parser.add_argument(
@@ -276,6 +280,12 @@ def _retrieve(args) -> None:
         )
     if args.retriever != "dpr" and (args.dpr_question_encoder or args.dpr_context_encoder):
         raise NamesakeError("--dpr-question-encoder/--dpr-context-encoder go with --retriever dpr")
+    if args.run_name is not None and args.format != "trec":
+        raise NamesakeError("--run-name tags a TREC run: it goes with --format trec")
+    if args.run_name is not None and (not args.run_name or any(map(str.isspace, args.run_name))):
+        raise NamesakeError(
+            f"--run-name {args.run_name!r}: a TREC run's tag is one field, without white space"
+        )
     options = {}
     # Only what the command line names: a saved index checks it against its record
     # (`open_retriever`), and a new one takes its own defaults for the rest.
@@ -297,7 +307,14 @@ def _retrieve(args) -> None:
         load_queries(args.dataset, args.config)  # a bad config fails before the index build
     retriever = open_retriever(args.retriever, args.corpus, args.index, **options)
     count = retrieve_config(
-        retriever, args.dataset, args.config, args.top_k, args.out, args.candidates
+        retriever,
+        args.dataset,
+        args.config,
+        args.top_k,
+        args.out,
+        args.candidates,
+        format=args.format,
+        run_name=args.run_name or args.retriever,
     )
     print(f"Wrote {count} predictions to {args.out}")
 
@@ -305,7 +322,7 @@ def _retrieve(args) -> None:
 def _evaluate(args) -> None:
     from namesake.amber.evaluation import coverage_lines
     from namesake.amber.paper import paper_line, split_config
-    from namesake.amber.report import evaluate_run, results_table
+    from namesake.amber.report import IR_LINE, evaluate_run, intervals_line, results_table
     from namesake.metrics import load_metric
 
     k_values = sorted(set(args.cutoffs))
@@ -318,10 +335,13 @@ def _evaluate(args) -> None:
         load_metric("entity_confusion", args.metric),
         allow_missing=args.allow_missing,
         retriever=args.retriever,
+        predictions_format=args.format,
+        resamples=args.bootstrap_resamples,
     )
     collection, task = split_config(args.config)
     rows = [({"Config": args.config}, metrics)]
     print(results_table(rows, k_values, paper_rows=[(args.retriever, collection, task)]))
     print(paper_line(args.retriever))
+    print(f"{intervals_line(metrics)} {IR_LINE}")
     print("\n".join(coverage_lines(metrics["coverage"], args.config)))
     print(f"Report: {args.out}/report.md, metrics.json, popularity_gap.png")

@@ -1,0 +1,117 @@
+"""Speed of the statistics behind `namesake evaluate` and `namesake compare-runs` at AmbER's
+full size: 80,000 queries in 7,330 AmbER sets (the paper's Table 4: 2,093 AmbER-H + 5,237
+AmbER-N sets, 79,000 queries) and two systems.
+
+Goal (issue 34): the bootstrap and the paired test on 80,000 queries x 2 systems in under
+30 s on 2 cores. Timed, each on synthetic per-query outcomes with set-level difficulty:
+
+- ``sums``: the per-set sums of every figure (`set_sums`), for both systems;
+- ``intervals``: each system's 95% bootstrap intervals (1,000 resamples of the sets), as
+  `evaluate` gives every figure of its report;
+- ``difference``: the bootstrap interval of B - A on every figure (1,000 resamples);
+- ``paired test``: the clustered paired randomization test (10,000 sign flips) and Holm;
+- ``ranx fisher``: ranx's per-query Fisher test (1,000 permutations) on the five IR
+  measures, the extra column of `compare-runs` (its numba compilation is cached on disk, so
+  the first run of a fresh install pays it once; reported separately);
+- ``ir-measures``: for scale, computing the IR measures of one run of 80,000 rankings of 100
+  pages with ir-measures (trec_eval's code), which `evaluate` does once per run.
+
+Peak RSS is the process's (``ru_maxrss``).
+
+    .venv/bin/python benchmarks/bench_amber_statistics.py [--queries 80000] [--sets 7330]
+"""
+
+from __future__ import annotations
+
+import argparse
+import resource
+import time
+
+import numpy as np
+
+from namesake.amber.ir_metrics import IR_MEASURES, per_query_ir_measures
+from namesake.amber.query_scores import QueryScores, set_sums
+from namesake.amber.statistics import (
+    ALPHA,
+    bootstrap_intervals,
+    difference,
+    holm,
+    paired_randomization_test,
+)
+
+
+def synthetic(rng, queries: int, sets: int, effect: float):
+    """Two systems' per-query scores: queries spread over sets, one head per set."""
+    set_index = np.sort(rng.integers(0, sets, queries))
+    set_index = np.unique(set_index, return_inverse=True)[1]
+    first = np.r_[True, set_index[1:] != set_index[:-1]]
+    difficulty = rng.normal(0, 1.5, sets)[set_index]
+    runs = []
+    for lift in (0.0, effect):
+        p = 1 / (1 + np.exp(-(difficulty + lift)))
+        values = {f"accuracy@{k}": 100.0 * (rng.random(queries) < p ** (1 / k)) for k in (1, 20)}
+        values["entity_confusion"] = 100.0 * (rng.random(queries) < 1 - p)
+        for name in IR_MEASURES:
+            values[name] = 100.0 * np.clip(p + rng.normal(0, 0.2, queries), 0, 1)
+        runs.append(QueryScores(set_index, first, values, [1, 20]))
+    return runs
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--queries", type=int, default=80_000)
+    parser.add_argument("--sets", type=int, default=7_330)
+    parser.add_argument("--bootstrap-resamples", type=int, default=1000)
+    parser.add_argument("--test-resamples", type=int, default=10_000)
+    parser.add_argument("--ir-pages", type=int, default=100, help="ranked pages per query")
+    args = parser.parse_args()
+    from ranx.statistical_tests import fisher_randomization_test
+
+    rng = np.random.default_rng(0)
+    a, b = synthetic(rng, args.queries, args.sets, effect=0.05)
+    timings = {}
+    start = time.perf_counter()
+    sums = [set_sums(a), set_sums(b)]
+    timings["sums"] = time.perf_counter() - start
+    start = time.perf_counter()
+    for s in sums:
+        bootstrap_intervals(s, resamples=args.bootstrap_resamples)
+    timings["intervals (both runs)"] = time.perf_counter() - start
+    start = time.perf_counter()
+    bootstrap_intervals(difference(*sums), resamples=args.bootstrap_resamples)
+    timings["difference"] = time.perf_counter() - start
+    start = time.perf_counter()
+    pvalues = paired_randomization_test(*sums, resamples=args.test_resamples)
+    adjusted = holm(pvalues)
+    timings["paired test + Holm"] = time.perf_counter() - start
+    total = sum(timings.values())
+
+    x = np.random.default_rng(1).random(10)
+    fisher_randomization_test(x, x[::-1], 10, ALPHA, 0)  # numba: compile or load the cache
+    start = time.perf_counter()
+    for measure in IR_MEASURES:  # as `compare-runs` runs it: IR measures, all queries
+        fisher_randomization_test(a.values[measure] / 100, b.values[measure] / 100, 1000, ALPHA, 0)
+    timings["ranx fisher (per-query column)"] = time.perf_counter() - start
+
+    qrels = {f"q{i}": {str(i): 1} for i in range(args.queries)}
+    pages = rng.integers(0, 6_000_000, (args.queries, args.ir_pages)).astype(str).tolist()
+    for i in range(0, args.queries, 3):
+        pages[i][i % args.ir_pages] = str(i)
+    start = time.perf_counter()
+    per_query_ir_measures(qrels, pages)
+    timings["ir-measures, one run"] = time.perf_counter() - start
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(
+        f"{args.queries} queries in {len(sums[0].numerators)} sets, 2 systems, "
+        f"{len(pvalues)} figures; {sum(p < ALPHA for p in adjusted.values())} significant"
+    )
+    print("| step | seconds |\n|---|---:|")
+    for step, seconds in timings.items():
+        print(f"| {step} | {seconds:.2f} |")
+    print(f"| **bootstrap + paired test (goal < 30 s)** | **{total:.2f}** |")
+    print(f"peak RSS {peak:.0f} MiB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,213 @@
+"""An AmbER config as a BEIR folder: ``corpus.jsonl``, ``queries.jsonl`` and
+``qrels/test.tsv``, which `beir`'s ``GenericDataLoader`` and the MTEB task of
+`namesake.mteb` read.
+
+The corpus is the whole KILT knowledge source (``pages="all"``), streamed page by page, or
+(``pages="set"``) the pages of the AmbER sets that the config's queries ask about (gold pages
+and their namesakes' pages, `build_references`) plus ``distractors`` other KILT pages drawn
+uniformly by seeded reservoir sampling in the same single pass: a small corpus that runs on
+a CPU, like MTEB's "Nano" tasks. Document ids are KILT Wikipedia ids and query ids the
+dataset's ``id`` column, so a run on the folder is a run on AmbER. The qrels are
+`amber_qrels`, the judgments `amber qrels` writes and the IR measures score against.
+
+A set page (or, with ``pages="all"``, a gold page) that the KILT file lacks is counted and
+named in the summary (`BeirExport.lines`) and in ``export.json``, never dropped silently.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import msgspec
+
+from namesake.io import BadInputError
+
+if TYPE_CHECKING:
+    from namesake.retrieval.corpus import Document
+
+#: what a BEIR export's corpus holds: the whole KILT source, or the AmbER set pages
+PAGES = ("all", "set")
+#: the BEIR files of an export, and the record of how it was made
+CORPUS, QUERIES, QRELS, RECORD = "corpus.jsonl", "queries.jsonl", "qrels/test.tsv", "export.json"
+SPLIT = "test"
+
+
+@dataclass
+class BeirExport:
+    """What an export wrote: counts, and the pages it was asked for that KILT lacks."""
+
+    dataset: str
+    config: str
+    pages: str
+    queries: int
+    judgments: int
+    documents: int
+    set_pages: int | None = None
+    distractors: int | None = None
+    distractors_asked: int | None = None
+    seed: int | None = None
+    missing: list[str] = field(default_factory=list)
+
+    EXAMPLES = 5
+
+    def record(self) -> dict:
+        """For ``export.json``: every field, the missing pages all listed."""
+        return asdict(self)
+
+    def lines(self) -> list[str]:
+        """What `amber export` prints."""
+        corpus = f"{self.documents} documents"
+        if self.pages == "set":
+            corpus += f" ({self.set_pages - len(self.missing)} set pages + {self.distractors} "
+            corpus += f"distractors, seed {self.seed})"
+        lines = [
+            f"{self.config}: {self.queries} queries, {self.judgments} relevance judgments, {corpus}"
+        ]
+        if self.pages == "set" and self.distractors < self.distractors_asked:
+            lines.append(
+                f"only {self.distractors} of the {self.distractors_asked} distractors asked for: "
+                "the KILT source holds no more pages outside the AmbER sets"
+            )
+        if self.missing:
+            what = "set pages" if self.pages == "set" else "gold pages"
+            lines.append(
+                f"{len(self.missing)} {what} are not in the KILT source, so not in the corpus "
+                f"(e.g. wikipedia_id {', '.join(self.missing[: self.EXAMPLES])})"
+            )
+        return lines
+
+
+_QUERY_COLUMNS = ("id", "input", "gold_wikipedia_ids")
+
+
+def _load(dataset: str, config: str, pages: str):
+    """The queries of ``config`` and the pages its corpus must hold (the gold pages, or
+    with ``pages="set"`` the pages of the queries' AmbER sets), in dataset order."""
+    from namesake.amber.evaluation import build_references, check_columns, load_amber, load_queries
+
+    if pages == "set":
+        queries, entities = load_amber(dataset, config)
+        check_columns(queries, entities, dataset, config)
+    else:
+        queries = load_queries(dataset, config)
+    missing = [column for column in _QUERY_COLUMNS if column not in queries.column_names]
+    if missing:
+        raise BadInputError(
+            dataset, None, f"config {config} has no column {', '.join(missing)}: not AmbER?"
+        )
+    if pages == "set":
+        wanted = [
+            page
+            for reference in build_references(queries, entities)
+            for page in reference["gold_ids"] + reference["confuser_ids"]
+        ]
+    else:
+        wanted = [page for gold in queries["gold_wikipedia_ids"] for page in gold]
+    return queries, list(dict.fromkeys(map(str, wanted)))
+
+
+def _line(document: Document) -> bytes:
+    """A BEIR corpus line: the KILT id, the title, the text without its title paragraph."""
+    record = {"_id": document.wikipedia_id, "title": document.title, "text": document.text}
+    return msgspec.json.encode(record) + b"\n"
+
+
+def export_beir(
+    dataset: str,
+    config: str,
+    corpus: str | os.PathLike,
+    out: str | os.PathLike,
+    pages: str = "all",
+    distractors: int = 0,
+    seed: int = 0,
+) -> BeirExport:
+    """Writes the BEIR folder of ``config`` of ``dataset`` (a folder or Hub id) at ``out``,
+    whole or not at all, its corpus read from the KILT knowledge source ``corpus``.
+
+    ``pages``: "all" (every KILT page) or "set" (the queries' AmbER set pages plus
+    ``distractors`` pages drawn from the rest with ``random.Random(seed)``; the same seed and
+    KILT file give the same corpus). Returns what was written (`BeirExport`).
+    """
+    from tqdm.auto import tqdm
+
+    from namesake.amber.evaluation import amber_qrels
+    from namesake.outputs import atomic_directory
+    from namesake.retrieval.corpus import read_kilt_documents
+
+    if pages not in PAGES:
+        raise ValueError(f"pages must be one of {PAGES}, not {pages!r}")
+    if distractors < 0:
+        raise ValueError(f"distractors must be at least 0, not {distractors}")
+    if distractors and pages != "set":
+        raise ValueError("distractors are drawn only for pages='set'")
+    queries, wanted = _load(dataset, config, pages)
+    qrels = amber_qrels(queries)
+    found: set[str] = set()
+    wanted_set = set(wanted)
+    reservoir: list[tuple[int, Document]] = []  # (position among the other pages, page)
+    rng = random.Random(seed)
+    others = 0
+    with atomic_directory(out, writer="amber export") as staging:
+        with open(staging / QUERIES, "wb") as f:
+            for query_id, text in zip(queries["id"], queries["input"], strict=True):
+                f.write(msgspec.json.encode({"_id": query_id, "text": text}) + b"\n")
+        (staging / QRELS).parent.mkdir()
+        with open(staging / QRELS, "w", encoding="utf-8") as f:
+            f.write("query-id\tcorpus-id\tscore\n")
+            for query_id, judged in qrels.items():
+                f.writelines(f"{query_id}\t{doc}\t{score}\n" for doc, score in judged.items())
+        documents = 0
+        with open(staging / CORPUS, "wb") as f:
+            progress = tqdm(read_kilt_documents(corpus), desc="Exporting pages", unit="page")
+            for document in progress:
+                if document.wikipedia_id in wanted_set:
+                    found.add(document.wikipedia_id)
+                elif pages == "set":  # Algorithm R: each page kept with chance k / (seen)
+                    if others < distractors:
+                        reservoir.append((others, document))
+                    else:
+                        slot = rng.randrange(others + 1)
+                        if slot < distractors:
+                            reservoir[slot] = (others, document)
+                    others += 1
+                    continue
+                f.write(_line(document))
+                documents += 1
+            progress.close()
+            for _, document in sorted(reservoir, key=lambda kept: kept[0]):  # in KILT order
+                f.write(_line(document))
+        summary = BeirExport(
+            dataset=str(dataset),
+            config=config,
+            pages=pages,
+            queries=len(queries),
+            judgments=sum(map(len, qrels.values())),
+            documents=documents + len(reservoir),
+            missing=[page for page in wanted if page not in found],
+        )
+        if pages == "set":
+            summary.set_pages = len(wanted)
+            summary.distractors = len(reservoir)
+            summary.distractors_asked = distractors
+            summary.seed = seed
+        (staging / RECORD).write_text(json.dumps(summary.record(), indent=2) + "\n")
+    return summary
+
+
+def read_export(folder: str | os.PathLike) -> dict:
+    """The ``export.json`` record of a folder `export_beir` wrote; a folder without one is
+    a BadInputError naming it."""
+    path = Path(folder) / RECORD
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise BadInputError(
+            folder, None, f"no {RECORD}: not a BEIR folder written by `namesake amber export`"
+        ) from None
+    except ValueError as exc:
+        raise BadInputError(path, None, f"not JSON ({exc})") from None

@@ -1,0 +1,82 @@
+"""`namesake compare-runs`: two runs on one AmbER config, every measure with a paired
+significance test clustered by AmbER set, Holm-corrected, and the difference's 95% interval."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from namesake.commands.arguments import add_output, add_scoring, positive_int
+
+
+def register(groups) -> None:
+    parser = groups.add_parser(
+        "compare-runs",
+        help="is run B better than run A on AmbER? paired tests over AmbER sets, every measure",
+    )
+    parser.description = (
+        "Compare two runs (TREC runs or KILT JSON lines, told from the content) on one AmbER "
+        "config: for every measure, B - A with its 95%% bootstrap interval over AmbER sets, "
+        "the p-value of a paired randomization test that flips whole sets, Holm's adjustment "
+        "over all measures, and ranx's per-query Fisher test beside it."
+    )
+    parser.add_argument("run_a", metavar="A", help="the baseline run")
+    parser.add_argument("run_b", metavar="B", help="the run compared with it")
+    parser.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
+    parser.add_argument("--config", required=True, help="e.g. human_qa, nonhuman_fc")
+    parser.add_argument(
+        "--names", nargs=2, metavar=("NAME_A", "NAME_B"), help="labels (default: file stems)"
+    )
+    add_scoring(parser)
+    parser.add_argument(
+        "--test-resamples",
+        type=positive_int,
+        default=10_000,
+        metavar="N",
+        help="random sign flips of the sets in the paired test (default: 10000; all of them "
+        "when there are fewer)",
+    )
+    parser.add_argument("--seed", type=int, default=0, help="of the resampling (default: 0)")
+    add_output(
+        parser,
+        "--out",
+        "also write comparison.md and comparison.json into this folder",
+        kind="folder",
+        writer="compare-runs",
+    )
+    parser.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> None:
+    from namesake.amber.compare_runs import compare_runs
+    from namesake.metrics import load_metric
+    from namesake.outputs import atomic_directory
+
+    comparison = compare_runs(
+        args.dataset,
+        args.config,
+        args.run_a,
+        args.run_b,
+        load_metric("entity_confusion", args.metric),
+        names=tuple(args.names) if args.names else None,
+        k_values=tuple(sorted(set(args.cutoffs))),
+        predictions_format=args.format,
+        allow_missing=args.allow_missing,
+        bootstrap_resamples=args.bootstrap_resamples,
+        test_resamples=args.test_resamples,
+        seed=args.seed,
+    )
+    table, summary = comparison.table(), comparison.summary()
+    print(table)
+    print(summary)
+    if args.out:
+        with atomic_directory(args.out, writer="compare-runs") as staging:
+            (staging / "comparison.md").write_text(
+                f"# {comparison.names[1]} against {comparison.names[0]} on {args.config}\n\n"
+                f"{summary}\n\n{table}\n",
+                encoding="utf-8",
+            )
+            (staging / "comparison.json").write_text(
+                json.dumps(comparison.record(), indent=2, allow_nan=True) + "\n", encoding="utf-8"
+            )
+        print(f"Wrote {args.out}/comparison.md and comparison.json")

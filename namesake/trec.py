@@ -1,0 +1,162 @@
+"""TREC run and qrels files, the exchange format of trec_eval, ranx, ir-measures and Pyserini.
+
+A run line is ``qid Q0 docid rank score tag``, a qrels line ``qid 0 docid relevance``, fields
+separated by white space. Runs are read strictly, as namesake's JSON lines are: a malformed
+line, a document ranked twice for one query, ranks that do not increase down the file, or a
+score above the score of a better rank is an error naming the file and line. trec_eval orders
+a query's documents by score, not by the rank column; a run whose scores disagree with its
+ranks would be scored differently by it and by namesake, so it is refused rather than guessed.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+
+from namesake.io import BadInputError, NamesakeError, iter_line_blocks
+from namesake.outputs import atomic_file
+
+RUN_FIELDS = "qid Q0 docid rank score tag"
+
+
+def _check_token(value: str, what: str) -> str:
+    """A field of a TREC line cannot be empty or hold white space (it would split the line)."""
+    if not value or any(character.isspace() for character in value):
+        raise NamesakeError(
+            f"{what} {value!r} cannot be written to a TREC file: it is empty or holds white space"
+        )
+    return value
+
+
+def write_run(
+    path: str | os.PathLike,
+    rankings: Iterable[tuple[str, Iterable[tuple[str, float]]]],
+    tag: str,
+) -> None:
+    """Writes (query id, ranked (docid, score) pairs) as a TREC run, ranks from 1, atomically.
+
+    Scores are written as given (``repr`` of the float, so that nothing is rounded into a tie);
+    a ranking whose scores increase down the ranks is refused, since trec_eval would reorder it.
+    """
+    _check_token(tag, "run tag")
+    with atomic_file(path, "w") as f:
+        for query_id, ranking in rankings:
+            _check_token(query_id, "query id")
+            previous = math.inf
+            for rank, (doc_id, score) in enumerate(ranking, 1):
+                score = float(score)
+                if score > previous:
+                    raise NamesakeError(
+                        f"query {query_id}: the score of rank {rank} ({score!r}) is above the "
+                        f"score of rank {rank - 1} ({previous!r}): a TREC run is ordered by score"
+                    )
+                previous = score
+                f.write(f"{query_id} Q0 {_check_token(str(doc_id), 'document id')} {rank} ")
+                f.write(f"{score!r} {tag}\n")
+
+
+def write_qrels(path: str | os.PathLike, qrels: Mapping[str, Mapping[str, int]]) -> None:
+    """Writes {query id: {docid: relevance}} as TREC qrels (``qid 0 docid relevance``)."""
+    with atomic_file(path, "w") as f:
+        for query_id, judged in qrels.items():
+            _check_token(query_id, "query id")
+            for doc_id, relevance in judged.items():
+                f.write(f"{query_id} 0 {_check_token(str(doc_id), 'document id')} {relevance}\n")
+
+
+@dataclass
+class _Ranked:
+    """What has been read of one query: its documents in rank order, with their line numbers."""
+
+    docs: dict[str, int]
+    rank: int
+    score: float
+    line: int
+
+
+def read_run(path: str | os.PathLike) -> dict[str, list[str]]:
+    """query id -> its document ids in rank order; any fault is a BadInputError naming the line.
+
+    A query's lines need not be contiguous (a merged run), but down the file its ranks must
+    increase and its scores must not: the order the ranks give is the order trec_eval's
+    scores give (ties aside: trec_eval breaks them by document id, namesake by rank).
+    """
+    queries: dict[str, _Ranked] = {}
+    for first_line, block in iter_line_blocks(path):
+        try:
+            text = block.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = first_line + block[: exc.start].count(b"\n")
+            raise BadInputError(path, line, "not UTF-8 text: not a TREC run?") from None
+        for line_no, line in enumerate(text.splitlines(), first_line):
+            fields = line.split()
+            if not fields:
+                continue
+            if len(fields) != 6:
+                raise BadInputError(
+                    path,
+                    line_no,
+                    f"expected 6 fields '{RUN_FIELDS}', found {len(fields)}: {line[:80]!r}",
+                )
+            query_id, _, doc_id, rank_text, score_text, _ = fields
+            try:
+                rank = int(rank_text)
+            except ValueError:
+                raise BadInputError(
+                    path, line_no, f"rank {rank_text!r} (4th field) is not an integer"
+                ) from None
+            try:
+                score = float(score_text)
+            except ValueError:
+                raise BadInputError(
+                    path, line_no, f"score {score_text!r} (5th field) is not a number"
+                ) from None
+            if not math.isfinite(score):
+                raise BadInputError(path, line_no, f"score {score_text!r} is not finite")
+            if rank < 0:
+                raise BadInputError(path, line_no, f"rank {rank} is negative")
+            seen = queries.get(query_id)
+            if seen is None:
+                queries[query_id] = _Ranked({doc_id: line_no}, rank, score, line_no)
+                continue
+            if doc_id in seen.docs:
+                raise BadInputError(
+                    path,
+                    line_no,
+                    f"document {doc_id} is ranked twice for query {query_id} (first on line "
+                    f"{seen.docs[doc_id]})",
+                )
+            if rank <= seen.rank:
+                raise BadInputError(
+                    path,
+                    line_no,
+                    f"rank {rank} of query {query_id} comes after rank {seen.rank} (line "
+                    f"{seen.line}): ranks must increase down the file",
+                )
+            if score > seen.score:
+                raise BadInputError(
+                    path,
+                    line_no,
+                    f"score {score_text} at rank {rank} of query {query_id} is above the score "
+                    f"{seen.score!r} of rank {seen.rank} (line {seen.line}): trec_eval orders by "
+                    "score, so ranks and scores must agree",
+                )
+            seen.docs[doc_id] = line_no
+            seen.rank, seen.score, seen.line = rank, score, line_no
+    return {query_id: list(ranked.docs) for query_id, ranked in queries.items()}
+
+
+def looks_like_run_line(line: str) -> bool:
+    """Whether a line has the shape of a TREC run line (six fields, integer rank, numeric
+    score): how a predictions file's format is told from its content."""
+    fields = line.split()
+    if len(fields) != 6:
+        return False
+    try:
+        int(fields[3])
+        float(fields[4])
+    except ValueError:
+        return False
+    return True

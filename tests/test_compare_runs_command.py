@@ -1,0 +1,128 @@
+"""`namesake compare-runs` on the AmbER sample: a TREC run against KILT JSON lines, every
+figure of `evaluate` compared with its interval, an exact clustered p-value, Holm's
+adjustment and ranx's per-query test; bad pairs of runs are refused before any scoring."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+from conftest import SAMPLE_KILT
+
+from namesake.cli import main
+
+
+@pytest.fixture(scope="module")
+def two_runs(sample_build, tmp_path_factory):
+    out, _ = sample_build
+    dataset = str(out / "dataset")
+    work = tmp_path_factory.mktemp("compare_runs_command")
+    base = ["retrieve", "--corpus", str(SAMPLE_KILT), "--dataset", dataset]
+    main(
+        [*base, "--config", "human_qa", "--retriever", "tfidf", "--out", str(work / "tfidf.jsonl")]
+    )
+    main(
+        [*base, "--config", "human_qa", "--retriever", "bm25", "--format", "trec"]
+        + ["--out", str(work / "bm25.trec")]
+    )
+    for run in ("tfidf.jsonl", "bm25.trec"):
+        main(
+            ["evaluate", "--dataset", dataset, "--config", "human_qa", "--predictions"]
+            + [str(work / run), "--out", str(work / f"report-{run}")]
+        )
+    return dataset, work
+
+
+@pytest.fixture(scope="module")
+def compared(two_runs):
+    dataset, work = two_runs
+    main(
+        ["compare-runs", str(work / "tfidf.jsonl"), str(work / "bm25.trec"), "--dataset"]
+        + [dataset, "--config", "human_qa", "--out", str(work / "comparison")]
+    )
+    return json.loads((work / "comparison" / "comparison.json").read_text()), work
+
+
+def test_every_figure_of_evaluate_is_compared(compared):
+    record, work = compared
+    tfidf = json.loads((work / "report-tfidf.jsonl" / "metrics.json").read_text())["metrics"]
+    bm25 = json.loads((work / "report-bm25.trec" / "metrics.json").read_text())["metrics"]
+    measures = {row["measure"]: row for row in record["measures"]}
+    assert set(measures) == set(bm25["intervals"])  # every figure with an interval
+    for name, row in measures.items():
+        assert row["a"] == pytest.approx(tfidf[name]), name
+        assert row["b"] == pytest.approx(bm25[name]), name
+        assert row["difference"] == pytest.approx(bm25[name] - tfidf[name]), name
+        low, high = row["difference_95ci"]
+        assert low - 1e-9 <= row["difference"] <= high + 1e-9, name
+
+
+def test_p_values_are_exact_over_the_sample_s_eight_sets_and_holm_adjusted(compared):
+    record, _ = compared
+    assert record["num_sets"] == 8 and record["correction"] == "holm"
+    tested = [row for row in record["measures"] if not math.isnan(row["p_value"])]
+    assert len(tested) == len(record["measures"])
+    for row in tested:
+        assert 0 < row["p_value"] <= 1
+        assert (row["p_value"] * 2**8) == pytest.approx(round(row["p_value"] * 2**8))
+        assert row["p_holm"] >= row["p_value"]
+        assert row["significant"] is False  # 2/256 x 28 measures > 0.05: cannot be
+        if row["difference"] == 0:
+            assert row["p_value"] == 1.0
+    per_query = [r for r in record["measures"] if r["p_per_query_ranx_fisher"] is not None]
+    assert {r["measure"] for r in per_query} == {
+        "ndcg@10",
+        "mrr@10",
+        "r-precision",
+        "recall@20",
+        "recall@100",
+    }
+    assert all(0 <= r["p_per_query_ranx_fisher"] <= 1 for r in per_query)
+
+
+def test_the_report_says_why_nothing_can_be_significant_here(compared):
+    _, work = compared
+    text = (work / "comparison" / "comparison.md").read_text()
+    assert "of 28 measures, bm25 is significantly higher than tfidf on 0 and lower on 0" in text
+    assert "on so few sets no difference can be significant" in text
+    assert "| accuracy@1 | " in text and "no significant difference" in text
+
+
+def _refusal(capsys, args) -> str:
+    with pytest.raises(SystemExit) as caught:
+        main(args)
+    return str(caught.value)
+
+
+def test_a_run_compared_with_itself_is_refused(two_runs, capsys):
+    dataset, work = two_runs
+    run = str(work / "bm25.trec")
+    message = _refusal(
+        capsys, ["compare-runs", run, run, "--dataset", dataset, "--config", "human_qa"]
+    )
+    assert message == f"namesake: error: {run} is compared with itself: give two different runs"
+
+
+def test_a_run_of_another_config_is_refused_naming_it(two_runs, capsys):
+    dataset, work = two_runs
+    message = _refusal(
+        capsys,
+        ["compare-runs", str(work / "tfidf.jsonl"), str(work / "bm25.trec"), "--dataset"]
+        + [dataset, "--config", "nonhuman_qa"],
+    )
+    assert message.startswith(f"namesake: error: {work / 'tfidf.jsonl'}: none of the 18")
+
+
+def test_the_command_line_defaults_are_the_library_s():
+    """The literal defaults of the parser (kept literal so that `namesake --help` does not
+    import the statistics) are the library's."""
+    from namesake.amber.statistics import BOOTSTRAP_RESAMPLES, TEST_RESAMPLES
+    from namesake.cli import build_parser
+
+    parser = build_parser()
+    for argv in (["compare-runs", "a", "b"], ["evaluate", "--predictions", "p"]):
+        args = parser.parse_args([*argv, "--dataset", "d", "--config", "c", "--out", "o"])
+        assert args.bootstrap_resamples == BOOTSTRAP_RESAMPLES
+    args = parser.parse_args(["compare-runs", "a", "b", "--dataset", "d", "--config", "c"])
+    assert args.test_resamples == TEST_RESAMPLES

@@ -1,0 +1,152 @@
+"""`namesake.mteb` (issue 34, section 4): an AmbER config as an MTEB retrieval task, read
+from a BEIR folder of `namesake amber export`, run by `mteb.evaluate` with the bundled MiniLM,
+offline, and its nDCG@10 checked against `namesake evaluate` on the same run."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from conftest import SAMPLE_KILT
+
+from namesake.amber.evaluation import load_queries
+from namesake.amber.predictions import write_predictions
+from namesake.cli import main
+from namesake.io import BadInputError
+
+CONFIG = "human_qa"
+
+
+@pytest.fixture(scope="module")
+def exported(sample_build, tmp_path_factory):
+    """(dataset, BEIR folder): the sample's set pages of human_qa and 20 distractors."""
+    dataset = str(sample_build[0] / "dataset")
+    folder = tmp_path_factory.mktemp("mteb") / "beir"
+    main(
+        [
+            *("amber", "export", "--format", "beir", "--dataset", dataset, "--config", CONFIG),
+            *("--corpus", str(SAMPLE_KILT), "--out", str(folder)),
+            *("--pages", "set", "--distractors", "20"),
+        ]
+    )
+    return dataset, folder
+
+
+def test_the_task_is_named_after_the_config_and_the_corpus(exported, tmp_path):
+    from namesake.mteb import amber_task
+
+    _, folder = exported
+    task = amber_task(folder)
+    assert task.metadata.name == "AmbER-human_qa-set20-seed0"
+    assert task.hf_subsets == [CONFIG]
+    assert task.metadata.main_score == "ndcg_at_10"
+    assert "chen-etal-2021-evaluating" in task.metadata.bibtex_citation
+    task.load_data()
+    split = task.dataset[CONFIG]["test"]
+    assert len(split["corpus"]) == 38  # the 18 set pages of human_qa and 20 distractors
+    assert len(split["queries"]) == len(split["relevant_docs"]) == 18
+    with pytest.raises(BadInputError, match="a BEIR export of human_qa, not of human_sf"):
+        amber_task(folder, config="human_sf")
+    with pytest.raises(BadInputError, match=r"neither a BEIR export \(no corpus.jsonl\)"):
+        amber_task(folder.parent, config=CONFIG)  # the wrong folder: not an export at all
+    stray = tmp_path / "beir"
+    stray.mkdir()
+    (stray / "corpus.jsonl").write_bytes((folder / "corpus.jsonl").read_bytes())
+    with pytest.raises(BadInputError, match="no export.json: not a BEIR folder written by"):
+        amber_task(stray)
+
+
+def test_mteb_ndcg_equals_namesake_evaluate_on_the_same_run(exported, tmp_path):
+    """Two scorers, one run. `mteb.evaluate` runs the task with the bundled MiniLM (no Hub,
+    no result cache) and saves its retrieval predictions (query -> {page: cosine score});
+    those predictions, ranked by score, are written as a namesake predictions file and
+    scored by `namesake evaluate` against the dataset itself. mteb's nDCG@10, MRR@10 and
+    Recall@20 (its evaluator, on the export's qrels) must equal namesake's (ir-measures, on
+    `amber_qrels`); mteb rounds its figures to 5 decimals, hence the tolerance of 5e-6."""
+    import mteb
+    from sentence_transformers import SentenceTransformer
+
+    from namesake.bundled_models import minilm_path
+    from namesake.mteb import amber_task
+
+    dataset, folder = exported
+    task = amber_task(folder)
+    model = SentenceTransformer(str(minilm_path()), device="cpu")
+    predictions = tmp_path / "mteb-predictions"
+    result = mteb.evaluate(
+        model,
+        task,
+        cache=None,
+        prediction_folder=predictions,
+        encode_kwargs={"batch_size": 64, "show_progress_bar": False},
+        show_progress_bar=False,
+    )
+    (scores,) = result.task_results[0].scores["test"]
+    assert scores["hf_subset"] == CONFIG
+    assert 0 < scores["ndcg_at_10"] < 1, "a run that is neither perfect nor empty"
+
+    saved = json.loads((predictions / f"{task.metadata.name}_predictions.json").read_text())
+    found = saved[CONFIG]["test"]
+    queries = load_queries(dataset, CONFIG)
+    assert set(found) == set(queries["id"])
+    rankings = []
+    for query_id, page_scores in found.items():
+        ranked = sorted(page_scores.items(), key=lambda item: -item[1])
+        assert len(ranked) == 38, "mteb ranked the whole corpus"
+        top = [score for _, score in ranked[:11]]
+        assert len(set(top)) == len(top), "no ties, so both scorers rank alike"
+        rankings.append((query_id, ranked))
+    run = tmp_path / "mteb-run.jsonl"
+    write_predictions(run, rankings)
+
+    report = tmp_path / "report"
+    main(
+        [
+            *("evaluate", "--dataset", dataset, "--config", CONFIG),
+            *("--predictions", str(run), "--out", str(report)),
+        ]
+    )
+    metrics = json.loads((report / "metrics.json").read_text())["metrics"]
+    names = {"ndcg@10": "ndcg_at_10", "mrr@10": "mrr_at_10", "recall@20": "recall_at_20"}
+    ours = {name: metrics[name] / 100 for name in names}
+    assert ours == pytest.approx({name: scores[key] for name, key in names.items()}, abs=5e-6)
+
+
+def test_a_dataset_in_mteb_layout_is_read_by_mteb_loader(exported, tmp_path):
+    """Not a BEIR folder: the task hands the source to mteb's own loader, as for a Hub
+    dataset (configs <config>-corpus, -queries, -qrels); here a local folder in that layout,
+    made from the export, gives the same corpus, queries and qrels."""
+    from beir.datasets.data_loader import GenericDataLoader
+    from datasets import Dataset
+
+    from namesake.mteb import amber_task
+
+    _, folder = exported
+    corpus, queries, qrels = GenericDataLoader(str(folder)).load(split="test")
+    tables = {
+        "corpus": [{"_id": doc, **fields} for doc, fields in corpus.items()],
+        "queries": [{"_id": query, "text": text} for query, text in queries.items()],
+        "qrels": [
+            {"query-id": query, "corpus-id": doc, "score": score}
+            for query, judged in qrels.items()
+            for doc, score in judged.items()
+        ],
+    }
+    card = ["---", "configs:"]
+    for name, rows in tables.items():
+        Dataset.from_list(rows).to_parquet(tmp_path / f"{name}.parquet")
+        card += [f"- config_name: {CONFIG}-{name}", "  data_files:"]
+        card += ["  - split: test", f"    path: {name}.parquet"]
+    (tmp_path / "README.md").write_text("\n".join([*card, "---", ""]))
+
+    with pytest.raises(BadInputError, match="needs its config named"):
+        amber_task(tmp_path)
+    task = amber_task(tmp_path, config=CONFIG)
+    assert task.metadata.name == "AmbER-human_qa"
+    task.load_data()
+    split = task.dataset[CONFIG]["test"]
+    assert dict(zip(split["corpus"]["id"], split["corpus"]["title"], strict=True)) == {
+        doc: fields["title"] for doc, fields in corpus.items()
+    }
+    assert dict(zip(split["queries"]["id"], split["queries"]["text"], strict=True)) == queries
+    assert split["relevant_docs"] == qrels
