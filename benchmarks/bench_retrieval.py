@@ -121,22 +121,25 @@ class TextGenerator:
         ]
 
 
-def ensure_kilt(args) -> Path:
+def ensure_kilt(args, page_words=None, stem: str = "kilt") -> Path:
+    """The synthetic KILT file of ``args.docs`` pages (cached by name); ``page_words``:
+    (generator, n) -> the word counts of n pages (default: the generator's own lengths)."""
     import msgspec
 
     folder = Path(args.output) / "retrieval"
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"kilt-{args.docs}-s{args.seed}.jsonl"
+    path = folder / f"{stem}-{args.docs}-s{args.seed}.jsonl"
     if path.exists():
         return path
     generator = TextGenerator(args.seed)
+    page_words = page_words or (lambda generator, n: generator.lengths(n))
     encoder = msgspec.json.Encoder()
     partial = path.with_suffix(".partial")
     started = time.perf_counter()
     with open(partial, "wb") as f:
         for start in range(0, args.docs, 10_000):
             n = min(10_000, args.docs - start)
-            texts = generator.texts(generator.lengths(n))
+            texts = generator.texts(page_words(generator, n))
             for i, (title, text) in enumerate(zip(generator.titles(n), texts, strict=True)):
                 wikipedia_id = str(start + i + 1)
                 record = {
