@@ -65,6 +65,10 @@ demo:
 	$(BIN)/namesake amber compare --corpus dataset_scripts/amber/sample/kilt_knowledgesource-sample.json \
 		--dataset $(DEMO_OUT)/amber --out $(DEMO_OUT)/retrieval_within_sets \
 		--index-dir $(DEMO_OUT)/indexes --retriever tfidf bm25 dense link --candidates set
+	# Is dense better than BM25 on AmbER-H QA? Every measure, paired over AmbER sets, Holm-corrected.
+	$(BIN)/namesake compare-runs $(DEMO_OUT)/retrieval/predictions/bm25-human_qa.jsonl \
+		$(DEMO_OUT)/retrieval/predictions/dense-human_qa.jsonl --names BM25 dense \
+		--dataset $(DEMO_OUT)/amber --config human_qa --out $(DEMO_OUT)/compare_runs
 	# WES from the real 206-page Wikipedia excerpt (--all-targets keeps links to pages outside
 	# it), with look-alike negatives (lexical, substring, cooccurrence) in *hardpairs configs.
 	$(BIN)/python dataset_scripts/wes/build.py --out $(DEMO_OUT)/wes --all-targets
