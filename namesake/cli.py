@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from namesake.commands import amber, compare_runs, ecqg, paper, retrieval, wes
+from namesake.commands import amber, compare_runs, ecqg, fuse, paper, retrieval, wes
 from namesake.commands.arguments import checked_outputs
 from namesake.io import NamesakeError
 
@@ -27,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     amber.register(groups)
     retrieval.register(groups)
     compare_runs.register(groups)
+    fuse.register(groups)
     ecqg.register(groups)
     wes.register(groups)
     paper.register(groups)

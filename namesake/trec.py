@@ -71,13 +71,20 @@ class _Ranked:
     """What has been read of one query: its documents in rank order, with their line numbers."""
 
     docs: dict[str, int]
+    scores: list[float]
     rank: int
     score: float
     line: int
 
 
 def read_run(path: str | os.PathLike) -> dict[str, list[str]]:
-    """query id -> its document ids in rank order; any fault is a BadInputError naming the line.
+    """query id -> its document ids in rank order (`read_scored_run` without the scores)."""
+    return {query: [doc for doc, _ in ranked] for query, ranked in read_scored_run(path).items()}
+
+
+def read_scored_run(path: str | os.PathLike) -> dict[str, list[tuple[str, float]]]:
+    """query id -> its (document id, score) pairs in rank order; any fault is a BadInputError
+    naming the line.
 
     A query's lines need not be contiguous (a merged run), but down the file its ranks must
     increase and its scores must not: the order the ranks give is the order trec_eval's
@@ -119,7 +126,7 @@ def read_run(path: str | os.PathLike) -> dict[str, list[str]]:
                 raise BadInputError(path, line_no, f"rank {rank} is negative")
             seen = queries.get(query_id)
             if seen is None:
-                queries[query_id] = _Ranked({doc_id: line_no}, rank, score, line_no)
+                queries[query_id] = _Ranked({doc_id: line_no}, [score], rank, score, line_no)
                 continue
             if doc_id in seen.docs:
                 raise BadInputError(
@@ -144,8 +151,12 @@ def read_run(path: str | os.PathLike) -> dict[str, list[str]]:
                     "score, so ranks and scores must agree",
                 )
             seen.docs[doc_id] = line_no
+            seen.scores.append(score)
             seen.rank, seen.score, seen.line = rank, score, line_no
-    return {query_id: list(ranked.docs) for query_id, ranked in queries.items()}
+    return {
+        query_id: list(zip(ranked.docs, ranked.scores, strict=True))
+        for query_id, ranked in queries.items()
+    }
 
 
 def looks_like_run_line(line: str) -> bool:

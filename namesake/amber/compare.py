@@ -87,6 +87,9 @@ def compare_retrievers(
     retriever_options: dict[str, dict] | None = None,
     candidates: str = "all",
     dense_runs: list[tuple[str, str]] | None = None,
+    rerank: str | None = None,
+    rerank_depth: int = 100,
+    fuse: str | None = None,
 ) -> str:
     """Runs and scores every (retriever, collection, task); writes and returns the table.
 
@@ -101,6 +104,11 @@ def compare_retrievers(
     the paper's Tables 5-6 compares with it, so its paper cells say "not in the paper".
     ``dense_runs``: (label, encoder) pairs run after the kinds (see :func:`dense_run`); their
     predictions, reports and indexes are named ``dense-<label>`` (made file-safe).
+
+    The mitigations (`mitigations`): ``fuse`` (a ranx method, e.g. "rrf") adds the fusion of
+    every first stage, and ``rerank`` (a reranker spec, `open_reranker`) each first stage and
+    the fusion reranked over their top ``rerank_depth`` pages; with either, results.md gets a
+    second table, each system against BM25 by the paired test over AmbER sets.
     """
     out = Path(out)
     options = retriever_options or {}
@@ -118,7 +126,13 @@ def compare_retrievers(
                 )
             seen[key] = run.name
     metric = load_metric("entity_confusion", metric_path)
+    reranker = None
+    if rerank:  # before any retrieval: a model that does not load fails first
+        from namesake.retrieval.rerankers import open_reranker
+
+        reranker = open_reranker(rerank)
     rows, paper_rows, untrained = [], [], []
+    first_stages: dict[str, list[tuple[str, Path]]] = {}  # config -> (row label, predictions)
     for run in runs:
         if run.not_trained is None:
             index = Path(index_dir, run.stem) if index_dir is not None else None
@@ -148,6 +162,32 @@ def compare_retrievers(
                 )
                 rows.append((label, metrics))
                 paper_rows.append((paper_kind(run.kind, candidates), collection, task))
+                first_stages.setdefault(config, []).append((run.name, predictions))
+    systems: dict[str, list[tuple[str, Path]]] = {c: list(v) for c, v in first_stages.items()}
+    if reranker is not None or fuse:
+        for config, stages in first_stages.items():
+            collection, task = config.split("_", 1)
+            for name, predictions in mitigations(
+                dataset, config, stages, corpus, out, k, reranker, rerank_depth, fuse
+            ):
+                metrics = evaluate_run(
+                    dataset,
+                    config,
+                    predictions,
+                    out / "reports" / predictions.stem,
+                    list(k_values),
+                    metric,
+                    retriever=name,
+                    candidates=candidates,
+                )
+                label = {
+                    "Retriever": name,
+                    "Collection": COLLECTION_NAMES[collection],
+                    "Task": task.upper(),
+                }
+                rows.append((label, metrics))
+                paper_rows.append((paper_kind(name, candidates), collection, task))
+                systems[config].append((name, predictions))
     table = _with_not_trained_rows(
         results_table(rows, list(k_values), paper_rows=paper_rows), untrained
     )
@@ -159,4 +199,110 @@ def compare_retrievers(
         lines = dict.fromkeys(paper_line(paper_kind(run.kind, candidates)) for run in runs)
         f.write("".join(f"- {line}\n" for line in lines))
         f.write(f"\n{notes}\n" if notes else "")
-    return f"{table}\n\n{notes}" if notes else table
+        against = ""
+        if (reranker is not None or fuse) and any(len(v) > 1 for v in systems.values()):
+            against = against_baseline(dataset, systems, metric, list(k_values))
+            f.write(f"\n## Against the baseline\n\n{against}\n")
+    printed = f"{table}\n\n{notes}" if notes else table
+    return f"{printed}\n\n{against}" if against else printed
+
+
+def mitigations(
+    dataset: str,
+    config: str,
+    stages: list[tuple[str, Path]],
+    corpus: str | os.PathLike,
+    out: Path,
+    k: int,
+    reranker,
+    rerank_depth: int,
+    fuse: str | None,
+) -> list[tuple[str, Path]]:
+    """The second stages of one config's first-stage runs: their fusion (``fuse``), then each
+    first stage and the fusion reranked; (row label, predictions file) of each."""
+    from namesake.amber.fusion import fuse_runs
+    from namesake.amber.predictions import write_predictions
+    from namesake.amber.retrieve import rerank_predictions
+
+    made = []
+    folder = out / "predictions"
+    if fuse and len(stages) > 1:
+        fused = folder / f"fused-{fuse}-{config}.jsonl"
+        runs = fuse_runs([path for _, path in stages], fuse, top_k=k)
+        write_predictions(fused, runs.items())
+        made.append((f"fused:{fuse}", fused))
+    if reranker is not None:
+        for name, path in [*stages, *made]:
+            reranked = folder / f"{file_stem(name)}+rerank-{config}.jsonl"
+            rerank_predictions(dataset, config, path, reranker, rerank_depth, corpus, reranked)
+            made.append((f"{name}+rerank", reranked))
+    return made
+
+
+#: the measures of the table against the baseline: (header, figure)
+AGAINST = (
+    ("All@1", "accuracy@1"),
+    ("Head − tail@1", "head_tail_gap@1"),
+    ("Confusion", "entity_confusion"),
+    ("nDCG@10", "ndcg@10"),
+)
+
+
+def against_baseline(
+    dataset: str,
+    systems: dict[str, list[tuple[str, Path]]],
+    metric,
+    k_values: list[int],
+    baseline: str = "bm25",
+) -> str:
+    """Markdown: every system against the baseline run (BM25, else the first) on each config,
+    by `compare-runs`' paired test over AmbER sets: the difference with its 95% interval and
+    the Holm-adjusted p-value of a few headline measures, and how many of all the measures
+    differ significantly."""
+    from namesake.amber.compare_runs import compare_runs
+
+    headers = [f"Δ {header} [95% CI] (p Holm)" for header, _ in AGAINST]
+    lines = [
+        "| System | Baseline | Config | " + " | ".join(headers) + " | Significant (of all) |",
+        "|---|---|---|" + "---:|" * len(headers) + "---|",
+    ]
+    for config, runs in systems.items():
+        names = dict(runs)
+        base = baseline if baseline in names else runs[0][0]
+        for name, path in runs:
+            if name == base:
+                continue
+            comparison = compare_runs(
+                dataset,
+                config,
+                names[base],
+                path,
+                metric,
+                names=(base, name),
+                k_values=tuple(k_values),
+                test_resamples=2000,
+            )
+            verdicts = {verdict.measure: verdict for verdict in comparison.verdicts}
+            cells = []
+            for _, figure in AGAINST:
+                verdict = verdicts[figure]
+                low, high = verdict.interval
+                mark = "*" if verdict.significant else ""
+                cells.append(
+                    f"{verdict.difference:+.1f}{mark} [{low:+.1f}, {high:+.1f}] "
+                    f"({verdict.p_holm:.3f})"
+                )
+            significant = [v for v in comparison.verdicts if v.significant]
+            tested = sum(v.p_holm == v.p_holm for v in comparison.verdicts)  # not NaN
+            lines.append(
+                f"| {name} | {base} | {config} | "
+                + " | ".join(cells)
+                + f" | {len(significant)} of {tested} |"
+            )
+    return (
+        "\n".join(lines)
+        + "\n\n* : significant at 0.05 after Holm's correction over all the measures of the "
+        "comparison (paired randomization test flipping whole AmbER sets, `namesake "
+        "compare-runs`). With few sets nothing can be significant: the intervals say how "
+        "little a small sample shows."
+    )

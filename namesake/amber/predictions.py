@@ -12,7 +12,7 @@ import msgspec
 
 from namesake.io import BadInputError, iter_json_lines, iter_line_blocks
 from namesake.outputs import atomic_file
-from namesake.trec import looks_like_run_line, read_run, write_run
+from namesake.trec import looks_like_run_line, read_scored_run, write_run
 
 #: the formats of a predictions file: KILT JSON lines, or a TREC run
 FORMATS = ("kilt", "trec")
@@ -20,6 +20,7 @@ FORMATS = ("kilt", "trec")
 
 class _Provenance(msgspec.Struct):
     wikipedia_id: str | int
+    score: float | None = None
 
 
 class _Output(msgspec.Struct):
@@ -36,22 +37,31 @@ _PREDICTION = msgspec.json.Decoder(_Prediction)
 
 def write_predictions(
     path: str | os.PathLike,
-    predictions: Iterable[tuple[str, list[tuple[str, float]]]],
+    predictions: Iterable[tuple[str, list[tuple]]],
     format: str = "kilt",
     run_name: str = "namesake",
 ) -> None:
-    """Writes (query id, ranked (wikipedia_id, score) pairs) atomically, scores kept, as KILT
-    JSON lines or a TREC run tagged ``run_name``."""
+    """Writes (query id, ranking) atomically as KILT JSON lines or a TREC run tagged
+    ``run_name``. A ranking holds (wikipedia_id, score) pairs, or (wikipedia_id, score,
+    first-stage score) triples after reranking: JSON lines keep both scores, a TREC run (one
+    score a line) the final one."""
     if format == "trec":
-        write_run(path, predictions, run_name)
+        write_run(path, ((q, [item[:2] for item in r]) for q, r in predictions), run_name)
         return
     if format != "kilt":
         raise ValueError(f"format must be one of {FORMATS}, not {format!r}")
     with atomic_file(path) as f:
         for query_id, ranking in predictions:
-            provenance = [{"wikipedia_id": doc, "score": float(score)} for doc, score in ranking]
+            provenance = [_provenance(*item) for item in ranking]
             f.write(msgspec.json.encode({"id": query_id, "output": {"provenance": provenance}}))
             f.write(b"\n")
+
+
+def _provenance(doc: str, score: float, first_stage: float | None = None) -> dict:
+    record = {"wikipedia_id": doc, "score": float(score)}
+    if first_stage is not None:
+        record["first_stage_score"] = float(first_stage)
+    return record
 
 
 def detect_format(path: str | os.PathLike) -> str:
@@ -77,11 +87,22 @@ def detect_format(path: str | os.PathLike) -> str:
 def read_predictions(path: str | os.PathLike, format: str | None = None) -> dict[str, list[str]]:
     """query id -> ranked wikipedia ids, from KILT JSON lines or a TREC run (``format``, or
     told from the content); a malformed line is an error naming file and line."""
+    scored = read_scored_predictions(path, format)
+    return {query_id: [doc for doc, _ in ranking] for query_id, ranking in scored.items()}
+
+
+def read_scored_predictions(
+    path: str | os.PathLike, format: str | None = None
+) -> dict[str, list[tuple[str, float | None]]]:
+    """query id -> ranked (wikipedia id, score) pairs, the score None where a JSON line's
+    provenance has none; errors as in `read_predictions`."""
     if (format or detect_format(path)) == "trec":
-        return read_run(path)
-    predictions: dict[str, list[str]] = {}
+        return read_scored_run(path)
+    predictions: dict[str, list[tuple[str, float | None]]] = {}
     for line_no, prediction in iter_json_lines(path, _PREDICTION):
         if prediction.id in predictions:
             raise BadInputError(path, line_no, f"second prediction for {prediction.id}")
-        predictions[prediction.id] = [str(p.wikipedia_id) for p in prediction.output.provenance]
+        predictions[prediction.id] = [
+            (str(p.wikipedia_id), p.score) for p in prediction.output.provenance
+        ]
     return predictions

@@ -22,6 +22,7 @@ RETRIEVERS = {
     "dpr": "namesake.retrieval.dpr:DPRRetriever",
     "tfidf": "namesake.retrieval.tfidf:TfidfRetriever",
     "link": "namesake.linking.linker:EntityLinkRetriever",
+    "splade": "namesake.retrieval.splade:SpladeRetriever",
 }
 RETRIEVER_KINDS = tuple(RETRIEVERS)
 #: what a query's ranking is drawn from: the whole corpus, or the pages of its AmbER set
@@ -106,12 +107,17 @@ def retrieve_config(
     candidates: str = "all",
     format: str = "kilt",
     run_name: str | None = None,
+    reranker=None,
+    rerank_depth: int = 100,
+    corpus: str | os.PathLike | None = None,
 ) -> int:
     """Answers every query of ``config``; returns the number of queries.
 
     ``candidates``: "all" searches the whole corpus; "set" ranks only the pages of the query's
     own AmbER set (the paper's Table 8 setting), at most ``k`` of them. ``format``: KILT JSON
     lines or a TREC run, tagged ``run_name`` (the command line's default: the retriever's kind).
+    ``reranker`` (`namesake.retrieval.rerankers.open_reranker`): rescores the top
+    ``rerank_depth`` pages of each ranking, reading their text from ``corpus``.
     """
     from namesake.amber.evaluation import load_queries
 
@@ -133,10 +139,45 @@ def retrieve_config(
     else:
         queries = load_queries(dataset, config)
         rankings = retriever.search(list(queries["input"]), k)
+    if reranker is not None:
+        rankings = rerank_rankings(list(queries["input"]), rankings, reranker, rerank_depth, corpus)
     write_predictions(
         out, zip(queries["id"], rankings, strict=True), format, run_name or "namesake"
     )
     return len(queries)
+
+
+def rerank_rankings(queries: list[str], rankings, reranker, depth: int, corpus) -> list:
+    """The rankings reranked (`namesake.retrieval.rerank`), page texts read from ``corpus``."""
+    from namesake.retrieval.rerank import opening_passages, pages_to_rerank, rerank
+
+    if corpus is None:
+        raise NamesakeError("reranking reads each page's title and opening passage: give --corpus")
+    texts = opening_passages(corpus, pages_to_rerank(rankings, depth))
+    return rerank(queries, rankings, texts, reranker, depth, source=corpus)
+
+
+def rerank_predictions(
+    dataset: str,
+    config: str,
+    predictions: str | os.PathLike,
+    reranker,
+    depth: int,
+    corpus: str | os.PathLike,
+    out: str | os.PathLike,
+) -> None:
+    """A predictions file of ``config`` reranked into ``out`` (KILT JSON lines, both scores
+    kept): the second stage of `amber compare --rerank` over each first stage's run."""
+    from namesake.amber.evaluation import load_queries
+    from namesake.amber.predictions import read_scored_predictions
+
+    queries = load_queries(dataset, config)
+    scored = read_scored_predictions(predictions)
+    ids = [query_id for query_id in queries["id"] if query_id in scored]
+    inputs = dict(zip(queries["id"], queries["input"], strict=True))
+    rankings = [[(doc, score or 0.0) for doc, score in scored[query_id]] for query_id in ids]
+    reranked = rerank_rankings([inputs[i] for i in ids], rankings, reranker, depth, corpus)
+    write_predictions(out, zip(ids, reranked, strict=True))
 
 
 def set_pages(dataset: str, config: str):

@@ -14,6 +14,7 @@ from namesake.commands.arguments import (
     add_dpr_encoders,
     add_memory_budget,
     add_output,
+    add_rerank,
     add_similarity,
     dpr_options,
     labelled_dense_run,
@@ -212,6 +213,17 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     add_dpr_encoders(compare)
     add_similarity(compare)
     add_candidates(compare)
+    add_rerank(compare)
+    from namesake.amber.fusion import METHODS as FUSION_METHODS
+
+    compare.add_argument(
+        "--fuse",
+        choices=list(FUSION_METHODS),
+        metavar="METHOD",
+        help="also fuse the first stages of each config (ranx's methods: rrf, combsum, ...; "
+        "`namesake fuse --help` lists them), the fusion reranked too under --rerank; "
+        "results.md then compares every system with BM25",
+    )
     compare.add_argument(
         "--index-dir",
         help="keep the indexes in <index-dir>/bm25|dense|dense-LABEL (reused when present)",
@@ -322,6 +334,9 @@ def _amber_compare(args) -> None:
         retriever_options=options or None,
         candidates=args.candidates,
         dense_runs=args.dense_run,
+        rerank=args.rerank,
+        rerank_depth=args.rerank_depth,
+        fuse=args.fuse,
     )
     print(table)
     print(f"Predictions, per-run reports and plots: {args.out}")

@@ -103,6 +103,27 @@ def add_candidates(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_rerank(parser: argparse.ArgumentParser) -> None:
+    # literal defaults keep `namesake --help` from importing onnxruntime; a test checks them
+    parser.add_argument(
+        "--rerank",
+        nargs="?",
+        const="bundled",
+        metavar="MODEL",
+        help="rerank the first stage's top pages with a cross-encoder reading the query beside "
+        "each page's title and opening passage: bundled (the default: the int8 ONNX "
+        "cross-encoder/ms-marco-MiniLM-L-12-v2), colbert (the bundled answerai-colbert-small-v1, "
+        "MaxSim), an ONNX folder, or a sentence-transformers CrossEncoder Hub id or folder",
+    )
+    parser.add_argument(
+        "--rerank-depth",
+        type=positive_int,
+        default=100,
+        metavar="N",
+        help="pages of each first-stage ranking that --rerank rescores (default: 100)",
+    )
+
+
 def add_scoring(parser: argparse.ArgumentParser) -> None:
     """The options of scoring predictions on AmbER (`evaluate`, `compare-runs`)."""
     parser.add_argument(

@@ -12,6 +12,7 @@ from namesake.commands.arguments import (
     add_dpr_encoders,
     add_memory_budget,
     add_output,
+    add_rerank,
     add_scoring,
     add_similarity,
     dpr_options,
@@ -164,6 +165,7 @@ def _add_retrieve(parser: argparse.ArgumentParser) -> None:
         "--top-k", type=positive_int, default=100, help="documents retrieved per query"
     )
     add_candidates(parser)
+    add_rerank(parser)
     add_memory_budget(parser)
     add_output(
         parser,
@@ -305,6 +307,15 @@ def _retrieve(args) -> None:
         from namesake.amber.evaluation import load_queries
 
         load_queries(args.dataset, args.config)  # a bad config fails before the index build
+    reranker = None
+    if args.rerank:
+        from namesake.retrieval.rerankers import open_reranker
+
+        if not args.corpus:
+            raise NamesakeError(
+                "--rerank reads each page's title and opening passage: give --corpus"
+            )
+        reranker = open_reranker(args.rerank)  # a bad model fails before the first stage runs
     retriever = open_retriever(args.retriever, args.corpus, args.index, **options)
     count = retrieve_config(
         retriever,
@@ -314,7 +325,10 @@ def _retrieve(args) -> None:
         args.out,
         args.candidates,
         format=args.format,
-        run_name=args.run_name or args.retriever,
+        run_name=args.run_name or args.retriever + ("+rerank" if args.rerank else ""),
+        reranker=reranker,
+        rerank_depth=args.rerank_depth,
+        corpus=args.corpus,
     )
     print(f"Wrote {count} predictions to {args.out}")
 
