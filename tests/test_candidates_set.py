@@ -34,6 +34,9 @@ def retrievers(tiny_dpr, tmp_path_factory):
     folder = tmp_path_factory.mktemp("indexes")
     options = {kind: {} for kind in RETRIEVER_KINDS}
     options["dpr"] = tiny_dpr
+    from test_splade import save_tiny_splade
+
+    options["splade"] = {"model": str(save_tiny_splade(tmp_path_factory.mktemp("splade")))}
     built = {}
     for kind in RETRIEVER_KINDS:
         open_retriever(kind, SAMPLE_KILT, folder / kind, **options[kind])

@@ -107,3 +107,12 @@ def test_fuse_command_writes_a_run_that_evaluate_scores(sample_build, tmp_path):
     )
     metrics = json.loads((tmp_path / "report" / "metrics.json").read_text())["metrics"]
     assert 0 <= metrics["accuracy@1"] <= 100 and "ndcg@10" in metrics["intervals"]
+
+
+def test_fusing_a_slice_of_queries_at_a_time_changes_nothing(runs, monkeypatch):
+    import namesake.amber.fusion as fusion
+
+    whole = {method: fuse_runs(runs, method) for method in ("rrf", "combsum", "combmnz")}
+    monkeypatch.setattr(fusion, "CHUNK_QUERIES", 1)
+    for method, fused in whole.items():
+        assert fuse_runs(runs, method) == fused, method

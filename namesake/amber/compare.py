@@ -80,6 +80,7 @@ def compare_retrievers(
     out: str | os.PathLike,
     retrievers: tuple[str, ...] = ("bm25", "dense"),
     collections: tuple[str, ...] = COLLECTIONS,
+    tasks: tuple[str, ...] = TASKS,
     k: int = 100,
     k_values: tuple[int, ...] = (1, 20),
     metric_path: str | os.PathLike | None = None,
@@ -138,7 +139,7 @@ def compare_retrievers(
             index = Path(index_dir, run.stem) if index_dir is not None else None
             retriever = open_retriever(run.kind, corpus, index, **run.options)
         for collection in collections:
-            for task in TASKS:
+            for task in tasks:
                 config = f"{collection}_{task}"
                 label = {
                     "Retriever": run.name,

@@ -202,6 +202,13 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
         help="collections to score (default: human nonhuman)",
     )
     compare.add_argument(
+        "--tasks",
+        nargs="+",
+        choices=["qa", "sf", "fc"],
+        default=["qa", "sf", "fc"],
+        help="tasks to score (default: qa sf fc)",
+    )
+    compare.add_argument(
         "--top-k", type=positive_int, default=100, help="documents retrieved per query"
     )
     compare.add_argument("--metric", help="entity_confusion module folder (default: metrics/)")
@@ -209,6 +216,12 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
         "--linker",
         metavar="MODEL",
         help="link retriever: a trained linker folder or Hub id (default: the bundled MiniLM)",
+    )
+    compare.add_argument(
+        "--splade-model",
+        metavar="MODEL",
+        help="splade retriever: a SparseEncoder Hub id or folder (default: "
+        "naver/splade-cocondenser-ensembledistil, from the Hub)",
     )
     add_dpr_encoders(compare)
     add_similarity(compare)
@@ -316,6 +329,8 @@ def _amber_compare(args) -> None:
     from namesake.amber.compare import compare_retrievers
 
     options = {"link": {"model": args.linker}} if args.linker else {}
+    if args.splade_model:
+        options["splade"] = {"model": args.splade_model}
     if dpr_options(args):
         options["dpr"] = dpr_options(args)
     if args.similarity:
@@ -328,6 +343,7 @@ def _amber_compare(args) -> None:
         args.out,
         retrievers=tuple(dict.fromkeys(args.retriever or ["bm25", "dense"])),
         collections=tuple(dict.fromkeys(args.collections)),
+        tasks=tuple(dict.fromkeys(args.tasks)),
         k=args.top_k,
         metric_path=args.metric,
         index_dir=args.index_dir,

@@ -148,8 +148,9 @@ def _add_retrieve(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--model",
-        help="dense: sentence-transformers model path or Hub id; link: a trained linker folder "
-        "or Hub id (default: the bundled MiniLM, zero-shot)",
+        help="dense: sentence-transformers model path or Hub id, bundled:bge-small or an ONNX "
+        "folder; link: a trained linker folder or Hub id (default: the bundled MiniLM, "
+        "zero-shot); splade: a SparseEncoder Hub id or folder",
     )
     parser.add_argument("--query-model", help="dense, DPR-style: separate question encoder")
     add_dpr_encoders(parser)
@@ -299,7 +300,7 @@ def _retrieve(args) -> None:
             options["model"] = args.model
     elif args.retriever == "dpr":
         options = {**index_type, **dpr_options(args)}
-    elif args.retriever == "link" and args.model:
+    elif args.retriever in ("link", "splade") and args.model:
         options = {"model": args.model}
     elif args.retriever == "bm25" and args.memory_budget:
         options = {"memory_budget": args.memory_budget}

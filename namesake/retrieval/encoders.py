@@ -170,8 +170,14 @@ def input_length(item: str | tuple[str, str]) -> int:
 def load_encoder(
     name: str, device: str | None, encoder_type: str = SENTENCE_TRANSFORMERS, role: str = "context"
 ):
-    """A sentence-transformers model, or a DPR `role` ("question" or "context") encoder."""
+    """A sentence-transformers model (or an ONNX one: a bundled model such as
+    ``bundled:bge-small``, or a local ONNX folder, `namesake.retrieval.onnx_encoder`), or a
+    DPR `role` ("question" or "context") encoder."""
     if encoder_type == SENTENCE_TRANSFORMERS:
+        from namesake.retrieval.onnx_encoder import is_onnx_model, load_onnx_encoder
+
+        if is_onnx_model(name):
+            return load_onnx_encoder(name)
         from sentence_transformers import SentenceTransformer
 
         return SentenceTransformer(name, device=device)

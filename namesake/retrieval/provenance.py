@@ -12,7 +12,9 @@ and last MiB (the page count is recorded from the build, not recounted on reopen
 model's identity is its name (Hub id or folder), the resolved revision of a Hub id when the
 Hugging Face cache holds it (read offline), and a fingerprint of its weight files (their
 sizes and first and last MiB), so that a model copied elsewhere is the same model and one
-retrained in place is not. The bundled all-MiniLM-L6-v2 is one model wherever installed.
+retrained in place is not. The bundled all-MiniLM-L6-v2 is one model wherever installed; a
+bundled ONNX model (``bundled:bge-small``) is named so, with the fingerprint of its folder,
+whose weights are its ``model.onnx`` (as those of any folder with ONNX weights alone).
 
 A reopening command (``namesake retrieve --index``, ``amber compare --index-dir``) that
 names a corpus or model other than the recorded one is refused, naming the index's settings
@@ -31,6 +33,7 @@ from pathlib import Path
 from namesake import __version__
 from namesake.bundled_models import MINILM_HUB_ID, minilm_path
 from namesake.io import BadInputError
+from namesake.retrieval.onnx_encoder import BUNDLED_PREFIX, bundled_folder
 from namesake.retrieval.storage import SETTINGS_FILE
 from namesake.work_folder import input_identity
 
@@ -63,7 +66,8 @@ def corpus_identity(path: str | os.PathLike, pages: int | None = None) -> dict:
 def _weight_files(folder: Path) -> list[Path]:
     """A model folder's weight files: per folder its safetensors if it has any, else its
     other weight formats; checkpoints, hidden folders, ONNX/OpenVINO exports and training
-    state are left out."""
+    state are left out. A folder with no such weights is an ONNX model: its ``.onnx`` files
+    are its weights."""
     found = []
     for root, folders, files in os.walk(folder, followlinks=True):
         folders[:] = sorted(
@@ -78,6 +82,8 @@ def _weight_files(folder: Path) -> list[Path]:
         ]
         safetensors = [name for name in weights if name.endswith(".safetensors")]
         found += [Path(root, name) for name in sorted(safetensors or weights)]
+    if not found:
+        found = sorted(path for path in folder.glob("*.onnx") if path.is_file())
     return found
 
 
@@ -132,6 +138,9 @@ def model_identity(name: str | os.PathLike | None) -> dict | None:
     name = str(name)
     if _is_bundled(name):
         return {"name": MINILM_HUB_ID, "bundled": True}
+    if name.startswith(BUNDLED_PREFIX):  # a bundled ONNX model: its installed folder
+        folder = bundled_folder(name)
+        return {"name": name, "path": str(folder), "weights": weights_fingerprint(folder)}
     path = Path(name)
     if path.is_dir():
         return {"name": name, "path": str(path.resolve()), "weights": weights_fingerprint(path)}
