@@ -54,13 +54,12 @@ import numpy as np
 
 from namesake.bundled_models import BGE_SMALL, BGE_SMALL_HUB_ID, bge_small_path
 from namesake.io import BadInputError, NamesakeError
+from namesake.retrieval.onnx_runtime import cpu_session, cpu_workers, is_quantised
 
 ONNX_FILE = "model.onnx"
 BUNDLED_PREFIX = "bundled:"
 _TORCH_WEIGHTS = ("model.safetensors", "pytorch_model.bin")
 #: the inputs an ONNX sentence encoder may take, and the ones it must take
-INPUTS = ("input_ids", "attention_mask", "token_type_ids")
-REQUIRED_INPUTS = ("input_ids", "attention_mask")
 POOLINGS = ("cls", "mean", "max")
 MAX_LENGTH = 512
 #: the older sentence-transformers 1_Pooling/config.json flags of the poolings run here
@@ -70,7 +69,6 @@ _LEGACY_POOLINGS = {
     "pooling_mode_max_tokens": "max",
 }
 #: ops of a quantised graph (quantize_dynamic's), found in the model file's bytes
-_QUANTISED_OPS = (b"DynamicQuantizeLinear", b"MatMulInteger", b"QLinearMatMul")
 #: the prompt keys ``encode_document`` uses, as SentenceTransformer.encode_document
 _DOCUMENT_PROMPTS = ("document", "passage", "corpus")
 
@@ -173,29 +171,8 @@ def _folder_settings(folder: Path) -> dict:
 
 def _session(model_file: Path, threads: int):
     """An onnxruntime CPU session of `model_file`, after checking its inputs and outputs."""
-    import onnxruntime
-
-    options = onnxruntime.SessionOptions()
-    options.log_severity_level = 3
-    options.intra_op_num_threads = threads
-    try:
-        session = onnxruntime.InferenceSession(
-            str(model_file), options, providers=["CPUExecutionProvider"]
-        )
-    except Exception as error:  # onnxruntime raises its own exception types
-        text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise BadInputError(
-            model_file, None, f"not an ONNX model onnxruntime can run ({text[:200]})"
-        ) from None
-    inputs = [i.name for i in session.get_inputs()]
+    session, inputs = cpu_session(model_file, threads, "an ONNX sentence encoder")
     outputs = session.get_outputs()
-    if not set(REQUIRED_INPUTS) <= set(inputs) or not set(inputs) <= set(INPUTS):
-        raise BadInputError(
-            model_file,
-            None,
-            f"inputs {', '.join(inputs) or 'none'}: an ONNX sentence encoder takes input_ids "
-            "and attention_mask (and token_type_ids, if it has them)",
-        )
     if not outputs or len(outputs[0].shape or ()) != 3:
         shape = outputs[0].shape if outputs else "none"
         raise BadInputError(
@@ -205,21 +182,6 @@ def _session(model_file: Path, threads: int):
             "vectors (batch x tokens x dimension)",
         )
     return session, inputs
-
-
-def is_quantised(model_file: Path) -> bool:
-    """Whether the ONNX graph holds quantised ops (its activations are scaled per run)."""
-    with model_file.open("rb") as f:
-        import mmap
-
-        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            return any(data.find(op) >= 0 for op in _QUANTISED_OPS)
-
-
-def _workers() -> int:
-    """The CPUs this process may use."""
-    affinity = getattr(os, "sched_getaffinity", None)  # Linux only
-    return len(affinity(0)) if affinity else os.cpu_count() or 1
 
 
 class OnnxEncoder:
@@ -252,7 +214,7 @@ class OnnxEncoder:
         self.normalize = normalize
         #: every text runs alone (the default for a quantised graph; see the module docstring)
         self.alone = is_quantised(model_file) if alone is None else alone
-        self.workers = _workers()
+        self.workers = cpu_workers()
         self.session, self.inputs = _session(model_file, 1 if self.alone else self.workers)
         try:
             self.tokenizer = AutoTokenizer.from_pretrained(str(folder))

@@ -44,7 +44,6 @@ from __future__ import annotations
 
 import importlib.util
 import json
-import mmap
 import os
 import re
 import string
@@ -56,6 +55,7 @@ from typing import Protocol, runtime_checkable
 import numpy as np
 
 from namesake.io import BadInputError, NamesakeError
+from namesake.retrieval.onnx_runtime import INPUTS, cpu_session, cpu_workers, is_quantised
 
 BUNDLED = "bundled"
 COLBERT = "colbert"
@@ -73,10 +73,7 @@ COLBERT_NAME = (
 COLBERT_QUERY_LENGTH, COLBERT_DOCUMENT_LENGTH = 32, 300
 ONNX_FILE = "model.onnx"
 TOKENIZER_FILE = "tokenizer.json"
-INPUTS = ("input_ids", "attention_mask", "token_type_ids")
-REQUIRED_INPUTS = INPUTS[:2]
 #: ops of a quantised graph, whose activations are scaled per run
-_QUANTISED_OPS = (b"DynamicQuantizeLinear", b"MatMulInteger", b"QLinearMatMul", b"QAttention")
 #: the longest sequence a BERT-like model reads; tokenizers often claim more (1e30)
 LONGEST = 512
 #: a Hub id: "name" or "owner/name" (letters, digits, "-", "_", ".")
@@ -275,45 +272,9 @@ def _max_length(folder: Path | None, asked: int | None, config: dict | None = No
     return min(limits)
 
 
-def is_quantised(model_file: Path) -> bool:
-    """Whether the ONNX graph holds quantised ops (its activations are scaled per run)."""
-    with model_file.open("rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        return any(data.find(op) >= 0 for op in _QUANTISED_OPS)
-
-
-def workers() -> int:
-    """The CPUs this process may use."""
-    affinity = getattr(os, "sched_getaffinity", None)  # Linux only
-    return len(affinity(0)) if affinity else os.cpu_count() or 1
-
-
 def _session(model_file: Path, threads: int):
-    """A CPU onnxruntime session of ``model_file`` and its input names, after checking that
-    it takes the inputs of a BERT-like encoder."""
-    import onnxruntime
-
-    options = onnxruntime.SessionOptions()
-    options.log_severity_level = 3
-    options.intra_op_num_threads = threads
-    options.inter_op_num_threads = 1
-    try:
-        session = onnxruntime.InferenceSession(
-            str(model_file), options, providers=["CPUExecutionProvider"]
-        )
-    except Exception as error:  # onnxruntime raises its own exception types
-        text = str(error).strip().splitlines()[0] if str(error).strip() else type(error).__name__
-        raise BadInputError(
-            model_file, None, f"not an ONNX model that onnxruntime can run ({text[:200]})"
-        ) from None
-    inputs = [i.name for i in session.get_inputs()]
-    if not set(REQUIRED_INPUTS) <= set(inputs) or not set(inputs) <= set(INPUTS):
-        raise BadInputError(
-            model_file,
-            None,
-            f"inputs {', '.join(inputs) or 'none'}: a reranker's ONNX graph takes input_ids "
-            "and attention_mask (and token_type_ids, if it has them)",
-        )
-    return session, inputs
+    """A CPU onnxruntime session of ``model_file`` and its input names."""
+    return cpu_session(model_file, threads, "a reranker's ONNX graph")
 
 
 def _tokenizer(folder: Path):
@@ -375,7 +336,7 @@ class OnnxCrossEncoder:
         folder = Path(folder)
         self.model_file = model_file = Path(onnx_file) if onnx_file else folder / ONNX_FILE
         self.tokenizer = _tokenizer(folder)
-        self.threads = threads or workers()
+        self.threads = threads or cpu_workers()
         self.quantised = is_quantised(model_file)
         self.session, self.inputs = _session(model_file, 1 if self.quantised else self.threads)
         outputs = self.session.get_outputs()
@@ -514,7 +475,7 @@ class ColbertMaxSim:
         folder = Path(folder)
         self.model_file = model_file = folder / ONNX_FILE
         self.tokenizer = _tokenizer(folder)
-        self.threads = threads or workers()
+        self.threads = threads or cpu_workers()
         self.session, self.inputs = _session(model_file, 1)
         outputs = self.session.get_outputs()
         shape = list(outputs[0].shape or ()) if outputs else []
