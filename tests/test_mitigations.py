@@ -100,7 +100,7 @@ def test_compare_has_a_row_for_every_system(mitigated):
         assert main_table.count(f"| {system} | AmbER-H |") == 3, system
     predictions = {path.name for path in (mitigated / "predictions").iterdir()}
     assert {"fused-rrf-human_qa.jsonl", "bm25+rerank-human_qa.jsonl"} <= predictions
-    assert "fused_rrf+rerank-human_fc.jsonl" in predictions
+    assert "fused-rrf+rerank-human_fc.jsonl" in predictions
 
 
 def test_compare_tests_every_system_against_bm25(mitigated):
@@ -114,7 +114,7 @@ def test_compare_tests_every_system_against_bm25(mitigated):
 
 def test_fusion_then_rerank_is_the_fused_run_reranked(mitigated):
     fused = {p["id"]: p for p in _lines(mitigated / "predictions" / "fused-rrf-human_qa.jsonl")}
-    path = mitigated / "predictions" / "fused_rrf+rerank-human_qa.jsonl"
+    path = mitigated / "predictions" / "fused-rrf+rerank-human_qa.jsonl"
     reranked = {p["id"]: p for p in _lines(path)}
     assert fused.keys() == reranked.keys()
     for query_id, one in fused.items():
@@ -133,3 +133,24 @@ def test_compare_s_literal_task_default_is_every_task():
         ["amber", "compare", "--corpus", "c", "--dataset", "d", "--out", "o"]
     )
     assert tuple(args.tasks) == TASKS and args.rerank is None and args.rerank_depth == 100
+
+
+def test_bge_small_and_colbert_through_compare_and_evaluate(dataset, tmp_path):
+    """The bundled ONNX first stage (bge-small) and second stage (ColBERT MaxSim) through
+    `amber compare`, within the sets too, each row scored."""
+    for candidates in ("all", "set"):
+        out = tmp_path / candidates
+        main(
+            ["amber", "compare", "--corpus", str(SAMPLE_KILT), "--dataset", dataset]
+            + ["--out", str(out), "--collections", "human", "--tasks", "qa", "--top-k", "10"]
+            + ["--retriever", "bm25", "--dense-run", "bge=bundled:bge-small"]
+            + ["--rerank", "colbert", "--rerank-depth", "3", "--candidates", candidates]
+        )
+        table = (out / "results.md").read_text().split("## Against the baseline")[0]
+        for system in ("bm25", "dense:bge", "bm25+rerank", "dense:bge+rerank"):
+            assert table.count(f"| {system} | AmbER-H | QA |") == 1, (candidates, system)
+        metrics = json.loads(
+            (out / "reports" / "dense-bge+rerank-human_qa" / "metrics.json").read_text()
+        )
+        assert metrics["retriever"] == "dense:bge+rerank"
+        assert 0 <= metrics["metrics"]["accuracy@1"] <= 100

@@ -234,7 +234,8 @@ def mitigations(
         made.append((f"fused:{fuse}", fused))
     if reranker is not None:
         for name, path in [*stages, *made]:
-            reranked = folder / f"{file_stem(name)}+rerank-{config}.jsonl"
+            stem = path.stem.removesuffix(f"-{config}")  # the first stage's file name
+            reranked = folder / f"{stem}+rerank-{config}.jsonl"
             rerank_predictions(dataset, config, path, reranker, rerank_depth, corpus, reranked)
             made.append((f"{name}+rerank", reranked))
     return made
