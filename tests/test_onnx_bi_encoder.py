@@ -244,7 +244,9 @@ def test_an_onnx_model_with_other_inputs_is_refused_naming_it(tiny, tmp_path):
     with pytest.raises(BadInputError, match=r"model\.onnx: inputs ids, mask, token_type_ids: "):
         load_encoder(str(folder), "cpu")
     (folder / "model.onnx").write_bytes(b"not an ONNX file")
-    with pytest.raises(BadInputError, match=r"model\.onnx: not an ONNX model onnxruntime can run"):
+    with pytest.raises(
+        BadInputError, match=r"model\.onnx: not an ONNX model that onnxruntime can run"
+    ):
         load_encoder(str(folder), "cpu")
 
 
