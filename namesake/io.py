@@ -664,7 +664,7 @@ def iter_json_lines(path: str | os.PathLike, decoder) -> Iterator[tuple[int, obj
 
     for first_line, block in iter_line_blocks(path):
         for line_no, line in enumerate(block.splitlines(), first_line):
-            if not line.strip():
+            if not line or line.isspace():  # blank (isspace does not copy the line)
                 continue
             try:
                 record = decoder.decode(line)

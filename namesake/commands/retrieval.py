@@ -78,7 +78,8 @@ def _add_encode(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--tokenizer-workers",
         type=non_negative_int,
-        help="DataLoader processes tokenising ahead of the model (default: 4 on CUDA, 0 on CPU)",
+        help="DataLoader processes tokenising ahead of the model (default: 0 on CPU; on CUDA "
+        "the cores per process on this machine less two)",
     )
     parser.set_defaults(run=_encode)
 

@@ -48,24 +48,46 @@ class _KiltDocument(Struct):
 _DOCUMENT = msgspec.json.Decoder(_KiltDocument)
 
 
-def _document(page: _KiltDocument) -> Document:
+def _paragraphs(page: _KiltDocument) -> list[str]:
     paragraphs = page.text
     # KILT repeats the title as the first paragraph; the title is kept apart, so drop it.
     if paragraphs and paragraphs[0].strip() == page.wikipedia_title.strip():
         paragraphs = paragraphs[1:]
-    text = " ".join(" ".join(paragraphs).split())
+    return paragraphs
+
+
+def page_document(page: _KiltDocument) -> Document:
+    """A decoded page (:func:`read_kilt_pages`) as a :class:`Document`."""
+    text = " ".join(" ".join(_paragraphs(page)).split())
     return Document(str(page.wikipedia_id), page.wikipedia_title, text)
 
 
-def read_kilt_documents(path: str | os.PathLike) -> Iterator[Document]:
-    """Streams the pages of a KILT knowledge source (bz2, gzip or plain JSON lines).
+def page_passage_count(page: _KiltDocument, words: int = PASSAGE_WORDS) -> int:
+    """How many passages :func:`split_passages` makes of the page, without making them:
+    its words are those of its paragraphs taken one by one, as joining them with spaces
+    adds no word. A third of the cost of splitting (``namesake encode``'s workers count
+    the pages of the chunks that are not theirs)."""
+    count = sum(len(paragraph.split()) for paragraph in _paragraphs(page))
+    return max(1, -(-count // words))
+
+
+def read_kilt_pages(path: str | os.PathLike) -> Iterator[_KiltDocument]:
+    """Streams the decoded pages of a KILT knowledge source (bz2, gzip or plain JSON
+    lines), for :func:`page_document` and :func:`page_passage_count`.
 
     Blank lines are skipped; any other line that is not a JSON object with a string or
     integer ``wikipedia_id``, a string ``wikipedia_title`` and a list of strings ``text``
     raises :class:`BadInputError` naming the file and line.
     """
     for _, page in iter_json_lines(path, _DOCUMENT):
-        yield _document(page)
+        yield page
+
+
+def read_kilt_documents(path: str | os.PathLike) -> Iterator[Document]:
+    """Streams the pages of a KILT knowledge source as :class:`Document` (see
+    :func:`read_kilt_pages`)."""
+    for page in read_kilt_pages(path):
+        yield page_document(page)
 
 
 def split_passages(documents: Iterable[Document], words: int = PASSAGE_WORDS) -> Iterator[Passage]:

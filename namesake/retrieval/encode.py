@@ -10,23 +10,19 @@ has its own deterministic slice and none waits for another until the end. Each c
 written atomically as soon as it is encoded; a rerun skips the chunks already there, so a
 killed run loses at most the chunks it was encoding.
 
-Why every process reads the whole corpus: a passage's number (hence its chunk) is only
-known by counting the passages before it. Reading and splitting run at ~100k pages/s,
-a minute for KILT's 5.9M pages, against hours of encoding; only a process's own chunks are
-tokenised and encoded.
-
-Tokenisation runs in ``tokenizer_workers`` DataLoader worker processes ahead of the model
-(each worker takes every ``tokenizer_workers``-th of the process's chunks), so a GPU is not
-left waiting for the tokenizer; with 0 it runs in the encoding process, which is right on a
-CPU, where the workers would take cores from the model. Within a chunk, passages are
-batched longest first (less padding; the order within a chunk does not depend on the
-number of processes, so a sharded run gives the same vectors as a single one).
+Every process reads the whole corpus (a passage's number, hence its chunk, is only known
+by counting the passages before it); only its own chunks are tokenised and encoded. The
+reading and tokenising run ahead of the model in DataLoader worker processes
+(:mod:`namesake.retrieval.feeder`: one per spare core on a GPU, none on a CPU, where they
+would take the model's cores). This process only moves each batch to the device, runs the
+model and puts the vectors in their chunk's place on the device; a finished chunk is
+copied back and written by a writer thread, so the device is not left waiting for either.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,19 +32,23 @@ from tqdm.auto import tqdm
 
 from namesake.io import BadInputError
 from namesake.retrieval import embeddings as store
-from namesake.retrieval.corpus import PASSAGE_WORDS, read_kilt_documents, split_passages
+from namesake.retrieval.corpus import PASSAGE_WORDS
 from namesake.retrieval.dense import (
     DEFAULT_MODEL,
     DEFAULT_MODEL_ID,
     choose_similarity,
-    passage_input,
 )
 from namesake.retrieval.encoders import (
     SENTENCE_TRANSFORMERS,
     embedding_dimension,
-    input_length,
     load_encoder,
     title_separator,
+)
+from namesake.retrieval.feeder import (
+    ChunkBatches,
+    chunk_loader,
+    default_tokenizer_workers,
+    unpack_features,
 )
 from namesake.retrieval.provenance import corpus_identity, model_identity
 
@@ -78,107 +78,67 @@ def document_prompt(encoder) -> str | None:
     return None
 
 
-def corpus_passages(corpus, words: int, max_passages: int | None) -> Iterator[tuple]:
-    """(passage number, page position, passage) for the corpus' passages, in order."""
-    number = 0
-    for position, document in enumerate(read_kilt_documents(corpus)):
-        for passage in split_passages([document], words):
-            if max_passages is not None and number >= max_passages:
-                return
-            yield number, position, passage
-            number += 1
-
-
-def _as_is(item):
-    """DataLoader collate function: items are already batches."""
-    return item
-
-
-class _ChunkBatches(torch.utils.data.IterableDataset):
-    """Reads the corpus and yields this process's unfinished chunks as tokenised batches,
-    then the corpus totals.
-
-    Process ``rank`` of ``world`` owns chunk ``c`` if ``c % world == rank`` and ``c`` was
-    not finished before the run. In DataLoader worker ``w`` of ``W``, only every ``W``-th
-    owned chunk is tokenised; every worker still yields the totals (they are the same).
-    """
-
-    def __init__(self, corpus, settings: dict, encoder, batch_size: int, rank, world, done):
-        self.corpus, self.settings, self.encoder = corpus, settings, encoder
-        self.batch_size, self.rank, self.world, self.done = batch_size, rank, world, done
-
-    def owned(self, number: int) -> bool:
-        return number % self.world == self.rank and number not in self.done
-
-    def __iter__(self) -> Iterator[dict]:
-        info = torch.utils.data.get_worker_info()
-        worker, workers = (info.id, info.num_workers) if info else (0, 1)
-        settings = self.settings
-        size = settings["chunk_passages"]
-        owned_seen = 0
-        mine = False
-        number = -1
-        texts: list[str] = []
-        documents: list[int] = []
-        ids: list[str] = []
-        passages = documents_seen = 0
-        for passage_number, position, passage in corpus_passages(
-            self.corpus, settings["passage_words"], settings["max_passages"]
-        ):
-            passages, documents_seen = passage_number + 1, position + 1
-            if passage_number % size == 0:  # a new chunk starts
-                if mine:
-                    yield from self.batches(number, texts, documents, ids)
-                number = passage_number // size
-                mine = self.owned(number)
-                if mine:
-                    mine = owned_seen % workers == worker
-                    owned_seen += 1
-                texts, documents, ids = [], [], []
-            if mine:
-                texts.append(
-                    passage_input(passage.title, passage.text, settings["title_separator"])
-                )
-                documents.append(position)
-                ids.append(passage.wikipedia_id)
-        if mine:
-            yield from self.batches(number, texts, documents, ids)
-        yield {"totals": {"num_passages": passages, "num_documents": documents_seen}}
-
-    def batches(self, number: int, texts: list[str], documents: list[int], ids: list[str]):
-        """A chunk's passages, tokenised in batches, longest first."""
-        order = sorted(range(len(texts)), key=lambda i: -input_length(texts[i]))
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start : start + self.batch_size]
-            features = self.encoder.preprocess(
-                [texts[i] for i in rows], prompt=self.settings["prompt"], task="document"
-            )
-            yield {
-                "chunk": number,
-                "chunk_rows": len(texts),
-                "rows": np.asarray(rows, dtype=np.int64),
-                "documents": np.asarray([documents[i] for i in rows], dtype=np.int64),
-                "ids": [ids[i] for i in rows],
-                "features": features,
-            }
-
-
 class _PendingChunk:
-    """A chunk's embeddings as its batches arrive (in any order)."""
+    """A chunk's vectors as its batches arrive (in any order), on the encoding device, so
+    that the process never waits for the device before the chunk is complete."""
 
-    def __init__(self, rows: int, dimension: int):
-        self.embeddings = np.zeros((rows, dimension), dtype=store.DTYPE)
+    def __init__(self, rows: int, dimension: int, device: torch.device):
+        self.embeddings = torch.zeros((rows, dimension), dtype=torch.float32, device=device)
         self.documents = np.zeros(rows, dtype=np.int64)
-        self.ids: list[str] = [""] * rows
+        self.ids = np.empty(rows, dtype=object)
         self.missing = rows
 
-    def fill(self, rows: np.ndarray, embeddings: np.ndarray, documents, ids) -> bool:
-        self.embeddings[rows] = embeddings
+    def fill(self, rows: np.ndarray, vectors: torch.Tensor, documents, ids) -> bool:
+        index = torch.from_numpy(rows).to(vectors.device, non_blocking=True)
+        self.embeddings.index_copy_(0, index, vectors)
         self.documents[rows] = documents
-        for row, name in zip(rows.tolist(), ids, strict=True):
-            self.ids[row] = name
+        self.ids[rows] = ids
         self.missing -= len(rows)
         return self.missing == 0
+
+
+class _ChunkWriter:
+    """Writes finished chunks in a background thread, so that the device is fed while a
+    chunk is copied back and written; at most `backlog` chunks wait. A chunk counts as
+    written (``after_chunk`` is called, in the encoding thread) only once it is on disk."""
+
+    def __init__(self, out, digest: str, after_chunk: Callable[[int], None] | None, backlog=2):
+        from concurrent.futures import ThreadPoolExecutor
+
+        self.out, self.digest, self.after_chunk, self.backlog = out, digest, after_chunk, backlog
+        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="chunk-writer")
+        self.waiting: list = []  # (chunk number, future), oldest first
+        self.written = 0
+
+    def __enter__(self) -> _ChunkWriter:
+        return self
+
+    def __exit__(self, *error) -> None:
+        self.pool.shutdown(wait=True)
+
+    def _write(self, number: int, chunk: _PendingChunk) -> None:
+        embeddings = chunk.embeddings.cpu().numpy()  # waits for the device in this thread
+        ids = chunk.ids.tolist()
+        store.write_chunk(self.out, number, embeddings, chunk.documents, ids, self.digest)
+
+    def _report_oldest(self) -> None:
+        number, future = self.waiting.pop(0)
+        future.result()  # a failed write is raised here
+        self.written += 1
+        if self.after_chunk is not None:
+            self.after_chunk(number)
+
+    def submit(self, number: int, chunk: _PendingChunk) -> None:
+        self.waiting.append((number, self.pool.submit(self._write, number, chunk)))
+        while len(self.waiting) > self.backlog:
+            self._report_oldest()
+        while self.waiting and self.waiting[0][1].done():
+            self._report_oldest()
+
+    def finish(self) -> None:
+        """Waits for every chunk, reporting each."""
+        while self.waiting:
+            self._report_oldest()
 
 
 def encoding_settings(
@@ -240,13 +200,13 @@ def encode_corpus(
 
     `device` defaults to Accelerate's (this process's GPU under ``accelerate launch``, else
     CUDA when present, else CPU); `mixed_precision` to fp16 autocast on CUDA and none on
-    CPU; `tokenizer_workers` to 4 on CUDA and 0 on CPU. `after_chunk` is called with each
+    CPU; `tokenizer_workers` to :func:`~namesake.retrieval.feeder.default_tokenizer_workers`
+    (0 on a CPU, one per spare core on a GPU). `after_chunk` is called with each
     chunk number once that chunk is on disk. Every process must call this; all return
     the same summary.
     """
     from accelerate import PartialState
     from accelerate.utils import gather_object, parse_flag_from_env
-    from sentence_transformers.util import batch_to_device
 
     if not os.path.isfile(corpus):
         raise FileNotFoundError(f"{corpus}: no such corpus file")
@@ -268,7 +228,7 @@ def encode_corpus(
     if mixed_precision not in PRECISIONS:
         raise ValueError(f"mixed_precision must be one of {', '.join(PRECISIONS)}")
     if tokenizer_workers is None:
-        tokenizer_workers = 4 if on_cuda else 0
+        tokenizer_workers = default_tokenizer_workers(device.type)
 
     encoder = load_encoder(model, str(device), encoder_type, "context")
     encoder.eval()
@@ -281,15 +241,8 @@ def encode_corpus(
     state.wait_for_everyone()
     done_before = {int(p.name.split("-")[1]) for p in Path(out).glob("chunk-*") if p.is_dir()}
     rank, world = state.process_index, state.num_processes
-    dataset = _ChunkBatches(corpus, settings, encoder, batch_size, rank, world, done_before)
-    loader = torch.utils.data.DataLoader(
-        dataset,
-        batch_size=None,
-        num_workers=tokenizer_workers,
-        collate_fn=_as_is,
-        pin_memory=on_cuda,
-        persistent_workers=False,
-    )
+    dataset = ChunkBatches(corpus, settings, encoder, batch_size, rank, world, done_before)
+    loader = chunk_loader(dataset, tokenizer_workers, pin_memory=on_cuda)
     autocast = torch.autocast(
         device.type,
         dtype=torch.bfloat16 if mixed_precision == "bf16" else torch.float16,
@@ -297,33 +250,32 @@ def encode_corpus(
     )
     pending: dict[int, _PendingChunk] = {}
     totals = None
-    encoded = 0
     progress = tqdm(
         desc=f"Encoding passages (process {rank + 1}/{world})",
         unit="passage",
         disable=not show_progress,
         position=rank,
     )
-    with progress, torch.inference_mode(), autocast:
+    writer = _ChunkWriter(out, digest, after_chunk)
+    with writer, progress, torch.inference_mode(), autocast:
         for item in loader:
             if "totals" in item:
                 totals = item["totals"]
                 continue
-            features = batch_to_device(item["features"], device)
+            features = unpack_features(item["features"], device)
             vectors = encoder(features, task="document")["sentence_embedding"].float()
             if settings["normalized"]:
                 vectors = torch.nn.functional.normalize(vectors, p=2, dim=1)
             number = item["chunk"]
-            chunk = pending.setdefault(
-                number, _PendingChunk(item["chunk_rows"], settings["dimension"])
-            )
+            chunk = pending.get(number)
+            if chunk is None:
+                chunk = _PendingChunk(item["chunk_rows"], settings["dimension"], device)
+                pending[number] = chunk
             progress.update(len(item["rows"]))
-            if chunk.fill(item["rows"], vectors.cpu().numpy(), item["documents"], item["ids"]):
-                store.write_chunk(out, number, chunk.embeddings, chunk.documents, chunk.ids, digest)
-                del pending[number]
-                encoded += 1
-                if after_chunk is not None:
-                    after_chunk(number)
+            if chunk.fill(item["rows"], vectors, item["documents"], item["ids"]):
+                writer.submit(number, pending.pop(number))
+        writer.finish()
+    encoded = writer.written
     if pending or totals is None:  # cannot happen unless a worker died mid-chunk
         raise RuntimeError(f"encoding ended with unfinished chunks {sorted(pending)}")
     if totals["num_passages"] == 0:
