@@ -301,16 +301,30 @@ def test_evaluation_on_a_hand_made_case():
     )
     lexical = block["groups"]["all"]["scorers"]["lexical_sum"]  # always there, the reference
     assert row["delta_vs_lexical_sum"] == pytest.approx(row["accuracy"] - lexical["accuracy"])
+
+    def kappa(truth, verdicts):  # Cohen's κ by hand: observed against chance agreement
+        truth, verdicts = np.asarray(truth, bool), np.asarray(verdicts, bool)
+        observed = np.mean(truth == verdicts)
+        chance = truth.mean() * verdicts.mean() + (1 - truth.mean()) * (1 - verdicts.mean())
+        return (observed - chance) / (1 - chance)
+
+    # at 0.5: verdicts 0 1 1 0 1 against 0 1 0 1 1; at the saved 0.25: 0 1 1 1 1
+    assert row["kappa"] == pytest.approx(kappa(labels, np.array(scores) >= 0.5))
+    assert row["kappa"] == pytest.approx(1 / 6)
+    assert row["kappa_saved"] == pytest.approx(kappa(labels, np.array(scores) >= 0.25))
+    assert lexical["kappa"] is not None and "kappa_saved" not in lexical  # no saved threshold
     short = block["groups"]["short"]
     assert short["n"] == 8 and short["n_test"] == 4
     assert short["scorers"]["toy_scorer"]["roc_auc"] == pytest.approx(
         metrics.roc_auc_score(labels[:4], scores[:4])
     )
-    assert block["groups"]["sentence"]["scorers"]["toy_scorer"]["roc_auc"] is None  # one class
+    sentence = block["groups"]["sentence"]["scorers"]["toy_scorer"]
+    assert sentence["roc_auc"] is None and sentence["kappa"] is None  # one answer, one class
     assert "system:fid" in block["groups"]
     json.dumps(result, allow_nan=False)
     text = markdown_tables(result)
     assert "| toy_scorer | " in text and "| lexical_sum | " in text and "accuracy @ saved" in text
+    assert "| κ |" in text and "κ @ saved" in text
 
 
 def test_thresholds_are_chosen_per_dataset():

@@ -16,6 +16,11 @@ kinds ``short`` / ``sentence``, and ``system:<name>`` per EVOUNA system):
   the dataset's dev split (every kind and system together), then applied unchanged to each of
   its groups. Pooled over datasets, each answer is judged at its own dataset's threshold;
 - ``accuracy_saved``: test accuracy at the scorer's own fixed threshold, when it has one;
+- ``kappa`` / ``kappa_saved``: Cohen's κ (scikit-learn's ``cohen_kappa_score``) between
+  people's verdicts and the scorer's at the dev / saved threshold, on the same test answers:
+  agreement as answer-equivalence studies report it (BEM, LLM-as-judge), beside accuracy,
+  which a scorer can inflate by calling most answers right when most are (None when κ is
+  undefined: both sides give one verdict only);
 - ``delta_vs_lexical_sum``: ``accuracy`` minus the lexical sum's accuracy at its own dev
   threshold on the same test answers (the lexical sum, ``namesake.text.lexical_evidence``, is
   always scored as the reference point, also when it is not asked for as a scorer); for a saved
@@ -65,6 +70,20 @@ def score_records(
 
 def _nan_to_none(value: float) -> float | None:
     return None if value is None or math.isnan(value) else float(value)
+
+
+def _kappa(labels: np.ndarray, verdicts: np.ndarray) -> float | None:
+    """Cohen's κ of the scorer's verdicts against people's; None where it is undefined (no
+    answer, or people and scorer each give a single verdict, the same one)."""
+    if (
+        not len(labels)
+        or (labels.all() or not labels.any())
+        and (verdicts.all() or not verdicts.any())
+    ):
+        return None
+    from sklearn.metrics import cohen_kappa_score
+
+    return _nan_to_none(float(cohen_kappa_score(labels, verdicts)))
 
 
 def _groups(records: Sequence[JudgedAnswer]) -> dict[str, np.ndarray]:
@@ -137,15 +156,18 @@ def evaluate_scorers(
             rows = {}
             for n in names:
                 accuracy = float(np.mean(correct[n][on_test])) if len(on_test) else math.nan
+                verdicts = scores[n][on_test] >= per_answer[n][on_test]
                 row = {
                     "roc_auc": _nan_to_none(roc_auc(labels[on_test], scores[n][on_test])),
                     "accuracy": _nan_to_none(accuracy),
+                    "kappa": _kappa(labels[on_test], verdicts),
                     "delta_vs_lexical_sum": _nan_to_none(accuracy - base),
                 }
                 if n in correct_saved:
                     hits = correct_saved[n][on_test]
                     acc_saved = float(np.mean(hits)) if len(hits) else math.nan
                     row["accuracy_saved"] = _nan_to_none(acc_saved)
+                    row["kappa_saved"] = _kappa(labels[on_test], scores[n][on_test] >= saved[n])
                     row["delta_saved_vs_lexical_sum"] = _nan_to_none(acc_saved - base)
                 rows[n] = row
             groups[group] = {
@@ -198,8 +220,9 @@ def _fmt(value, digits=3) -> str:
 
 def markdown_tables(result: Mapping, *, fid_system: str = "fid") -> str:
     """One Markdown table per dataset: rows = scorers, columns = test ROC-AUC over all answers,
-    short ones, sentences and FiD's; the dev threshold; test accuracy at it and its gain over the
-    lexical sum; test accuracy at a saved threshold where a scorer has one."""
+    short ones, sentences and FiD's; the dev threshold; test accuracy and Cohen's κ at it and the
+    accuracy's gain over the lexical sum; test accuracy and κ at a saved threshold where a scorer
+    has one."""
     has_saved = any(s["saved_threshold"] is not None for s in result["scorers"].values())
     shown = [n for n, s in result["scorers"].items() if s["asked"]] or list(result["scorers"])
     if BASELINE not in shown:
@@ -222,10 +245,11 @@ def markdown_tables(result: Mapping, *, fid_system: str = "fid") -> str:
             "AUC FiD",
             "dev threshold",
             "test accuracy",
+            "κ",
             "Δ vs lexical sum",
         ]
         if has_saved:
-            header += ["saved threshold", "accuracy @ saved"]
+            header += ["saved threshold", "accuracy @ saved", "κ @ saved"]
         out.append("| " + " | ".join(header) + " |")
         out.append("|---|" + "---:|" * (len(header) - 1))
         fid = groups.get(f"system:{fid_system}")
@@ -249,11 +273,16 @@ def markdown_tables(result: Mapping, *, fid_system: str = "fid") -> str:
                 auc(fid),
                 threshold,
                 _fmt(row["accuracy"]),
+                _fmt(row["kappa"]),
                 "–" if delta is None else f"{delta:+.3f}",
             ]
             if has_saved:
                 saved = result["scorers"][name]["saved_threshold"]
-                cells += [_fmt(saved, 4), _fmt(row.get("accuracy_saved"))]
+                cells += [
+                    _fmt(saved, 4),
+                    _fmt(row.get("accuracy_saved")),
+                    _fmt(row.get("kappa_saved")),
+                ]
             out.append("| " + " | ".join(cells) + " |")
         out.append("")
     return "\n".join(out)
