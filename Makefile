@@ -80,7 +80,7 @@ demo:
 	# WES from the real 206-page Wikipedia excerpt (--all-targets keeps links to pages outside
 	# it), with look-alike negatives (lexical, substring, cooccurrence) in *hardpairs configs.
 	$(BIN)/python dataset_scripts/wes/build.py --out $(DEMO_OUT)/wes --all-targets
-	# The metric's default scorer (namesake-wes-scorer-v3) judging answers, with their question
+	# The metric's default scorer (namesake-wes-scorer-v4) judging answers, with their question
 	# and without it (the call `compute(predictions, references)`).
 	$(BIN)/namesake wes score $(WES_ANSWERS) $(WES_QUESTIONS)
 	$(BIN)/namesake wes score $(WES_ANSWERS)
@@ -104,7 +104,7 @@ WES_QUESTIONS := --question "Which city is the largest in the United States?" \
 	"Which city is the largest in the United States?" "What is the capital of France?"
 
 # WES in full: the two trained recipes on the hard pairs (on CPU: the threshold-2 corpus, one
-# epoch), the hybrid refitted as the metric's namesake-wes-scorer-v3 was, then the default and
+# epoch), the hybrid refitted as the metric's namesake-wes-scorer-v4 was, then the default and
 # the refit beside the lexical metrics on all of EVOUNA and the WES test pairs, with and
 # without questions, and the trained recipes beside zero-shot MiniLM on the WES test pairs and
 # the answers to EVOUNA's first 300 questions per file (plain models are slow on sentences).

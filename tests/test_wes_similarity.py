@@ -95,7 +95,7 @@ def test_default_is_the_versioned_hybrid_scorer(metric, bare):
         references=[["New York City"], ["Banana"], ["Einstein"], ["Einstein"]],
         questions=["q"] * 4,
     )
-    assert r["scorer"] == "hybrid" and r["model"] == "namesake-wes-scorer-v3"
+    assert r["scorer"] == "hybrid" and r["model"] == "namesake-wes-scorer-v4"
     assert r["model_source"] == "default"
     assert r["threshold"] == bare.DEFAULT_SCORER["threshold"]
     nyc, banana, stated, negated = r["scores"]
@@ -114,7 +114,7 @@ def test_default_does_not_follow_the_environment_or_a_cache(
     (tmp_path / "namesake").mkdir()
     (tmp_path / "namesake" / "wes-cross-encoder").symlink_to(tiny_cross_encoder)
     after = metric.compute(predictions=["NYC"], references=[["New York City"]])
-    assert after["scores"] == before["scores"] and after["model"] == "namesake-wes-scorer-v3"
+    assert after["scores"] == before["scores"] and after["model"] == "namesake-wes-scorer-v4"
 
 
 def test_a_score_does_not_depend_on_the_rest_of_the_call(metric):
@@ -149,7 +149,7 @@ def test_a_score_does_not_depend_on_the_rest_of_the_call(metric):
 def test_stems_and_disjoint_answers(bare, answer, gold, stems, disjoint):
     scored = bare.committed_text(answer, [gold]) or answer
     features = dict(
-        zip(bare.HYBRID_FEATURES[-5:], bare._mention_features([gold], scored), strict=True)
+        zip(bare.HYBRID_FEATURES[-7:], bare._mention_features([gold], scored), strict=True)
     )
     assert features["stem_recall"] == pytest.approx(stems)
     assert features["lexically_disjoint"] == disjoint
@@ -496,3 +496,118 @@ def test_cli_answer_needs_a_reference(capsys):
     with pytest.raises(SystemExit) as exit_:
         main(["wes", "score", "--answer", "NYC"])
     assert "needs a prediction and at least one reference" in str(exit_.value.code)
+
+
+# --- feature version 4 (namesake-wes-scorer-v4) ---------------------------------
+
+
+@pytest.mark.parametrize(
+    ("answer", "gold", "committed"),
+    [
+        # denied across bridge words, or by what follows
+        ("It is not in Madrid.", "Madrid", "it is"),
+        ("It was not painted by Leonardo da Vinci.", "Leonardo da Vinci", "it was"),
+        ("Napoleon was not born in Corsica.", "Corsica", "napoleon was"),
+        ("Alexander Fleming did not discover it.", "Alexander Fleming", "discover it"),
+        ("Jane Austen isn't the author.", "Jane Austen", "author"),
+        # the other one of an order or a comparison
+        (
+            "Robert Falcon Scott, a month after Roald Amundsen.",
+            "Roald Amundsen",
+            "robert falcon scott month after",
+        ),
+        ("The Amazon, slightly shorter than the Nile.", "Nile", "amazon slightly shorter than"),
+        # a belief, corrected
+        (
+            "People often say Ottawa, but it is actually Toronto.",
+            "Ottawa",
+            "people often say but it is actually toronto",
+        ),
+        # committed: none turned down
+        ("It is Madrid.", "Madrid", None),
+        ("No doubt it was Paris.", "Paris", None),
+        ("Penicillin was discovered by Alexander Fleming in 1928.", "Alexander Fleming", None),
+        ("Many say Sydney, but it is actually Canberra.", "Canberra", None),
+        ("Amundsen, a month before Scott.", "Roald Amundsen", None),
+    ],
+)
+def test_version_4_turns_down_denied_compared_and_corrected_mentions(bare, answer, gold, committed):
+    assert bare.committed_text(answer, [gold], 4) == committed
+    if committed is not None:  # version 3 read these as committing to the gold answer
+        assert bare.committed_text(answer, [gold], 3) is None
+
+
+@pytest.mark.parametrize(
+    ("words", "version_4", "version_3"),
+    [
+        ("nineteen ninety-nine", "1999", "118"),
+        ("ten sixty-six", "1066", "76"),
+        ("twenty twenty-one", "2021", "41"),
+        ("seventeen seventy-six", "1776", "93"),
+        ("twenty five", "25", "25"),
+        ("one hundred twenty", "120", "120"),
+        ("two thousand and five", "2005", "2005"),
+        ("two hundred and six", "206", "206"),
+    ],
+)
+def test_version_4_reads_years_said_in_pairs(bare, words, version_4, version_3):
+    assert bare.canonical_tokens(words, 4) == [version_4]
+    assert bare.canonical_tokens(words, 3) == [version_3]
+
+
+def test_number_mismatch_and_surname_match(bare):
+    assert bare.number_mismatch("nine", ["eight"]) == 1.0
+    assert bare.number_mismatch("It has nine legs.", ["8"]) == 1.0
+    assert bare.number_mismatch("in 1998", ["1999"]) == 1.0
+    assert bare.number_mismatch("eight", ["8"]) == 0.0  # the same number
+    assert bare.number_mismatch("nine", ["eight", "9"]) == 0.0  # one gold answer agrees
+    assert bare.number_mismatch("nine", ["Paris"]) == 0.0  # the gold answer is no number
+    assert bare.number_mismatch("Paris", ["8"]) == 0.0  # the answer gives no number
+    assert bare.number_mismatch("July 21, 1969", ["July 20, 1969"]) == 0.0  # shares some
+
+    def surname(answer, gold):
+        return bare.surname_match(
+            bare.squad_normalize(answer).split(), [bare.squad_normalize(gold).split()]
+        )
+
+    assert surname("Curie", "Marie Curie") == 1.0
+    assert surname("It was Curie.", "Marie Curie") == 1.0
+    assert surname("Madame Curie", "Marie Curie") == 1.0
+    assert surname("Pierre Curie", "Marie Curie") == 0.0  # another person of that name
+    assert surname("Marie", "Marie Curie") == 0.0
+    assert surname("Marie Curie", "Marie Curie") == 0.0  # the whole name is other evidence
+    assert surname("Curie", "Curie") == 0.0  # a one-word gold answer
+    assert surname("Ng", "Andrew Ng") == 0.0  # too short to tell
+
+
+class _RecordingEncoder:
+    """Stands in for SpanEncoder in `hybrid_features`: records the answers it is asked to
+    encode and gives every one the cosines (0.25, 0.5)."""
+
+    def __init__(self):
+        self.encoded: list[str] = []
+
+    def cosines(self, references, candidates):
+        self.encoded += candidates
+        return np.tile([0.25, 0.5], (len(candidates), 1))
+
+
+def test_version_4_encodes_only_answers_that_do_not_hold_a_gold_answer(bare):
+    """An answer holding a gold answer whole is its own best span (both cosines 1.0) and
+    never reaches the encoder; the others, and every answer of version 3, do."""
+    answers = ["Paris", "It is Paris, France.", "the French capital", "It is not Paris."]
+    references = [["Paris"], ["Paris", "City of Light"], ["Paris"], ["Paris"]]
+    whole = bare.HYBRID_FEATURES.index("whole_cosine")
+    encoder = _RecordingEncoder()
+    features = bare.hybrid_features(None, references, answers, encoder, version=4)
+    # the denied mention is left out first (`committed_text`), so nothing is held there
+    assert encoder.encoded == ["the French capital", "it is"]
+    assert features[:, whole : whole + 2].tolist() == [
+        [1.0, 1.0],
+        [1.0, 1.0],
+        [0.25, 0.5],
+        [0.25, 0.5],
+    ]
+    encoder = _RecordingEncoder()
+    bare.hybrid_features(None, references, answers, encoder, version=3)
+    assert len(encoder.encoded) == len(answers)

@@ -9,7 +9,7 @@ The artifacts folder (``demo_output/`` after ``make demo``) holds:
   are built from the KILT ``corpus`` on first start.
 - ``wes_scorer/`` (optional): a saved WES scorer that judges answers (``make wes-demo`` fits
   the hybrid one there); without it the ``wes_similarity`` metric's default,
-  namesake-wes-scorer-v3.
+  namesake-wes-scorer-v4.
 - ``ecqg/mixed_dpr/passage_encoder/`` (optional, ``make ecqg-demo``): the passage encoder
   whose attention is shown; without it, the dense retriever's model.
 """

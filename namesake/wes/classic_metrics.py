@@ -26,7 +26,7 @@ candidate with each gold answer and keeps the best score (max over references):
   sentence-transformers model is trained at), no idf, no baseline rescaling (monotonic, so it
   changes no ROC-AUC), max over references; candidates scored in chunks to bound memory;
 - ``wes_similarity`` (``wes_similarity_scorer``): the project's metric with its default,
-  namesake-wes-scorer-v3 (the hybrid scorer; the questions go with the answers), or the
+  namesake-wes-scorer-v4 (the hybrid scorer; the questions go with the answers), or the
   ``model`` given; the scorer's ``model`` attribute says which.
 
 The heavy libraries are imported when a scorer is first called, not on import.
