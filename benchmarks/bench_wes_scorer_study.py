@@ -282,6 +282,7 @@ def main() -> None:
         scores[name] = (predict(features), predict(withhold_question(features)))
         saved_thresholds[name] = threshold
         cosine = features[:, metric_module("wes_similarity").HYBRID_FEATURES.index("whole_cosine")]
+        # from features version 4, 1.0 for an answer that holds a gold answer whole
         scores[f"{label} whole-answer cosine"] = (cosine, cosine)
 
     # earlier defaults on the features they were fitted with: v1 (MiniLM, extraction
