@@ -47,6 +47,7 @@ from namesake.wes.answer_scorer import (
     fit_hybrid,
     hybrid_features,
     save_hybrid_scorer,
+    surname_pairs,
     training_rows,
     withhold_question,
 )
@@ -124,13 +125,6 @@ def name_groups(records, fitted_articles: set[str]):
                 mask &= unseen
             out[f"WES {label} t{threshold}"] = (mask, False)
     return out
-
-
-def surname_pairs(records, features) -> np.ndarray:
-    """The WES name pairs whose name is a surname alone of the other: left out of the fit
-    (`training_rows` says why) and so of the dev groups the choice is made on."""
-    surname = features[:, metric_module("wes_similarity").HYBRID_FEATURES.index("surname_match")]
-    return np.array([not r.question for r in records]) & (surname == 1)
 
 
 def dev_groups(records, left_out: np.ndarray) -> dict[str, tuple[np.ndarray, bool]]:

@@ -79,6 +79,17 @@ def _require_dev_answers(records: Sequence) -> None:
         raise NamesakeError("fitting a hybrid scorer needs judged QA answers of a dev split")
 
 
+def surname_pairs(records: Sequence, features: np.ndarray) -> np.ndarray:
+    """The WES name pairs (records without a question) whose name is a surname alone of the
+    other (`surname_match`, features version 4): left out of the fit (`training_rows`)."""
+    names = metric_module("wes_similarity").HYBRID_FEATURES
+    column = names.index("surname_match")
+    if features.shape[1] <= column:
+        return np.zeros(len(records), dtype=bool)
+    pairs = np.array([not r.question for r in records], dtype=bool)
+    return pairs & (features[:, column] == 1)
+
+
 def training_rows(records: Sequence, features: np.ndarray, wes_weight: float = 0.0):
     """(features, labels, weights, is_qa) the combiner is fitted on, from the dev split.
 
@@ -95,10 +106,7 @@ def training_rows(records: Sequence, features: np.ndarray, wes_weight: float = 0
     _require_dev_answers(records)
     dev = np.array([r.split == "dev" for r in records], dtype=bool)
     has_question = np.array([bool(r.question) for r in records], dtype=bool)
-    qa, pairs = dev & has_question, dev & ~has_question
-    names = metric_module("wes_similarity").HYBRID_FEATURES
-    if features.shape[1] > names.index("surname_match"):
-        pairs &= features[:, names.index("surname_match")] == 0
+    qa, pairs = dev & has_question, dev & ~has_question & ~surname_pairs(records, features)
     labels = np.array([r.label for r in records])
     parts = [
         (features[qa], labels[qa], np.ones(qa.sum()), True),
@@ -252,6 +260,10 @@ def fit_hybrid_scorer(
         batch_size,
     )
     combiner, threshold = fit_hybrid(records, features, wes_weight, c)
+    dev = np.array([r.split == "dev" for r in records], dtype=bool)
+    left_out = int((surname_pairs(records, features) & dev).sum())
+    if trained_on is not None and left_out:
+        trained_on = {**trained_on, "WES pairs left out": f"{left_out:,} of a surname alone"}
     config = save_hybrid_scorer(
         out, encoder, combiner, threshold, max_length, trained_on, wes_weight
     )
