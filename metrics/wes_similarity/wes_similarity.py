@@ -2199,11 +2199,11 @@ SCORER_V2 = {
 # every text encoded alone, so a score never depends on the rest of the call, and two more
 # pieces of lexical evidence (stem_recall, lexically_disjoint). Saved by
 # benchmarks/bench_wes_scorer_study.py (benchmarks/README.md). Since nothing depends on the
-# batching any more, the same recipe on the same data
+# batching any more, the same recipe on the same data (the code of features version 3)
 #   python dataset_scripts/wes/build.py --out wes --all-targets
 #   namesake wes fit-scorer --out namesake-wes-scorer-v3 --wes wes \
 #       --wes-configs 2016thresh1pairs 2016thresh1hardpairs
-# (`make wes-demo`; its defaults are this encoder and weight) gives these weights.
+# gave these weights; today's code fits v4 that way (`make wes-demo`).
 SCORER_V3 = {
     "name": "namesake-wes-scorer-v3",
     "kind": "hybrid",
