@@ -426,23 +426,24 @@ _BELIEF = frozenset(
 _CORRECTION = frozenset(["but", "however", "actually", "fact", "reality", "truth"])
 
 
-def _denied(tokens: list[str], start: int, end: int) -> int:
-    """Version 4: how many tokens before `start` deny the gold mention tokens[start:end]
-    through up to _MAX_DENIAL_BRIDGE bridge words ("not in Madrid": 2), -1 when the mention
-    is denied by what follows it ("Madrid is not", "Fleming did not"), 0 when neither."""
+def _denied_span(tokens: list[str], start: int, end: int) -> range | None:
+    """Version 4: the tokens dropped with the gold mention tokens[start:end] when it is
+    denied, by a negation up to _MAX_DENIAL_BRIDGE bridge words before it ("not in Madrid":
+    the three) or by what follows it ("Madrid is not", "Madrid isn't": the mention and the
+    denial); None when it is not denied."""
     for gap in range(1, _MAX_DENIAL_BRIDGE + 1):
         at = start - gap - 1
         if at < 0 or not all(t in _DENIAL_BRIDGE for t in tokens[at + 1 : start]):
             break
         if tokens[at] in _NEGATIONS:
-            return gap + 1
+            return range(at, end)
     after = tokens[end : end + 2]
     denying = _NEGATIONS - {"no", "nor", "neither"}  # "Clark had no. 1 hit" denies nothing
     if len(after) == 2 and after[0] in _DENYING_VERBS and after[1] in denying:
-        return -1
+        return range(start, end + 2)
     if after[:1] and after[0] in denying:  # "Madrid isn't"
-        return -1
-    return 0
+        return range(start, end + 1)
+    return None
 
 
 # Version 4: the longest first clause read as the answer's own name before an order or
@@ -507,14 +508,11 @@ def committed_text(candidate: str, references: list[str], version: int = 3) -> s
     for c, tokens in enumerate(clauses):
         for start, end in _gold_runs(tokens, gold_tokens):
             rejection = _rejection(tokens, start)
-            denial = _denied(tokens, start, end) if version >= 4 else 0
+            denied = _denied_span(tokens, start, end) if version >= 4 else None
             if rejection:  # the mention and the words that reject it
                 mentions.append((c, range(start - rejection, end), True))
-            elif denial > 0:  # "not in Madrid"
-                mentions.append((c, range(start - denial, end), True))
-            elif denial < 0:  # "Madrid is not": the mention and the denial after it
-                denying = 2 if tokens[end] in _DENYING_VERBS else 1
-                mentions.append((c, range(start, end + denying), True))
+            elif denied is not None:  # "not in Madrid", "Madrid is not"
+                mentions.append((c, denied, True))
             elif version >= 4 and (
                 _compared(clauses, c, start, gold_tokens) or _corrected(clauses, c, gold_tokens)
             ):  # "after Amundsen", "people say Ottawa, but ...": the mention alone
@@ -780,7 +778,8 @@ def surname_match(candidate_tokens: list[str], reference_tokens: list[list[str]]
 def _mention_features(references: list[str], scored: str, version: int = 3) -> list[float]:
     """The features after the cosines, of the text scored (the answer less the gold mentions
     it turns down, see `committed_text`): acronym_match, canonical_recall, canonical_match,
-    stem_recall and lexically_disjoint.
+    stem_recall, lexically_disjoint, and from version 4 number_mismatch and surname_match
+    (0.0 before).
 
     lexically_disjoint is 1.0 when the answer shares no word, stem, abbreviation or number
     with any gold answer. Such an answer is then judged by its cosine alone, and on judged
