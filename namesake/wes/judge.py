@@ -144,8 +144,10 @@ def evaluate_scorers(
     for d in dataset_names:
         for n in names:
             per_answer[n][datasets == d] = thresholds[d][n]
-    correct = {n: (scores[n] >= per_answer[n]) == labels for n in names}
-    correct_saved = {n: (scores[n] >= saved[n]) == labels for n in names if n in saved}
+    verdicts = {n: scores[n] >= per_answer[n] for n in names}
+    verdicts_saved = {n: scores[n] >= saved[n] for n in names if n in saved}
+    correct = {n: v == labels for n, v in verdicts.items()}
+    correct_saved = {n: v == labels for n, v in verdicts_saved.items()}
 
     def block(mask: np.ndarray) -> dict:
         groups = {}
@@ -156,18 +158,17 @@ def evaluate_scorers(
             rows = {}
             for n in names:
                 accuracy = float(np.mean(correct[n][on_test])) if len(on_test) else math.nan
-                verdicts = scores[n][on_test] >= per_answer[n][on_test]
                 row = {
                     "roc_auc": _nan_to_none(roc_auc(labels[on_test], scores[n][on_test])),
                     "accuracy": _nan_to_none(accuracy),
-                    "kappa": _kappa(labels[on_test], verdicts),
+                    "kappa": _kappa(labels[on_test], verdicts[n][on_test]),
                     "delta_vs_lexical_sum": _nan_to_none(accuracy - base),
                 }
                 if n in correct_saved:
                     hits = correct_saved[n][on_test]
                     acc_saved = float(np.mean(hits)) if len(hits) else math.nan
                     row["accuracy_saved"] = _nan_to_none(acc_saved)
-                    row["kappa_saved"] = _kappa(labels[on_test], scores[n][on_test] >= saved[n])
+                    row["kappa_saved"] = _kappa(labels[on_test], verdicts_saved[n][on_test])
                     row["delta_saved_vs_lexical_sum"] = _nan_to_none(acc_saved - base)
                 rows[n] = row
             groups[group] = {
