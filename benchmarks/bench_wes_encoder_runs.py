@@ -11,14 +11,17 @@ model work) in answers per CPU-second, every variant on one thread (`intra_op_nu
 
 - ``dynamic, alone``: v3 as shipped;
 - ``dynamic, pieces``: v2's batching (texts of the same number of word pieces together);
+- ``dynamic scaled per text, texts of one length together``: v3 and v4 since the end of
+  issue 37, the model rewritten by the metric's `per_text_scales` (each text's activations
+  scaled as DynamicQuantizeLinear scales them alone), texts of one length sharing runs;
 - ``static, alone`` / ``static, pieces``: activation ranges frozen at their extremes over
   the calibration texts (EVOUNA dev answers and gold answers, ``--calibration`` of them);
 - ``dynamic, first 6 layers, alone``: the model cut after 6 of its 12 layers (also written
   as an encoder folder with ``--save-first-layers DIR``, for
   ``bench_wes_scorer_study.py --encoder bge6-int8=DIR`` to fit and judge);
 
-and for the static model the largest difference between a text's cosines alone and among
-the others (0 means independent of the call).
+and for the static and the per-text models the largest difference between a text's cosines
+alone and among the others (0 means independent of the call).
 
     .venv/bin/python benchmarks/bench_wes_encoder_runs.py --answers 1000 --calibration 5000 \
         [--save-first-layers benchmarks/output/bge_small_6_layers]
@@ -136,12 +139,13 @@ def first_layers(model_file: str, layers: int = FIRST_LAYERS) -> bytes:
     return cut.SerializeToString()
 
 
-def one_thread_encoder(module, folder: str, batching: str, graph):
-    """The metric's SpanEncoder on one thread, running `graph` (a file or model bytes)."""
+def one_thread_encoder(module, folder: str, batching: str, graph, share_runs: bool):
+    """The metric's SpanEncoder on one thread, running `graph` (a file or model bytes);
+    `share_runs`: texts of one length share runs (for a graph scaled per text)."""
     import onnxruntime
 
     encoder = module.SpanEncoder(folder, 64, 64, True, batching=batching)
-    encoder.workers = 1
+    encoder.workers, encoder.share_runs = 1, share_runs
     options = onnxruntime.SessionOptions()
     options.intra_op_num_threads = 1
     options.log_severity_level = 3
@@ -180,21 +184,23 @@ def main(argv=None) -> int:
         for name in ("config.json", "tokenizer.json", "tokenizer_config.json", "vocab.txt"):
             shutil.copy2(Path(folder, name), target / name)
         (target / module.ONNX_FILE).write_bytes(shallow)
+    per_text = module.per_text_scales(model_file)
     rows = []
-    for name, batching, graph in (
-        ("dynamic, alone", "alone", model_file),
-        ("dynamic, pieces", "pieces", model_file),
-        ("static, alone", "alone", static),
-        ("static, pieces", "pieces", static),
-        (f"dynamic, first {FIRST_LAYERS} layers, alone", "alone", shallow),
+    for name, batching, graph, shared in (
+        ("dynamic, alone", "alone", model_file, False),
+        ("dynamic, pieces", "pieces", model_file, False),
+        ("dynamic scaled per text, texts of one length together", "alone", per_text, True),
+        ("static, alone", "alone", static, False),
+        ("static, pieces", "pieces", static, False),
+        (f"dynamic, first {FIRST_LAYERS} layers, alone", "alone", shallow, False),
     ):
-        encoder = one_thread_encoder(module, folder, batching, graph)
+        encoder = one_thread_encoder(module, folder, batching, graph, shared)
         encoder.cosines(references[:10], candidates[:10])  # warm-up
         started = time.process_time()
         together = encoder.cosines(references, candidates)
         rate = len(test) / (time.process_time() - started)
         row = {"variant": name, "answers_per_cpu_s": rate}
-        if graph is static:
+        if graph is static or graph is per_text:
             alone = np.array(
                 [
                     encoder.cosines([r], [c])[0]
