@@ -142,14 +142,9 @@ def first_layers(model_file: str, layers: int = FIRST_LAYERS) -> bytes:
 def one_thread_encoder(module, folder: str, batching: str, graph, share_runs: bool):
     """The metric's SpanEncoder on one thread, running `graph` (a file or model bytes);
     `share_runs`: texts of one length share runs (for a graph scaled per text)."""
-    import onnxruntime
-
     encoder = module.SpanEncoder(folder, 64, 64, True, batching=batching)
     encoder.workers, encoder.share_runs = 1, share_runs
-    options = onnxruntime.SessionOptions()
-    options.intra_op_num_threads = 1
-    options.log_severity_level = 3
-    encoder.model = onnxruntime.InferenceSession(graph, options, providers=["CPUExecutionProvider"])
+    encoder.model = module._onnx_session(graph, 1)
     return encoder
 
 
