@@ -57,3 +57,31 @@ def test_encode_feeder_benchmark_runs_small(tmp_path):
     assert all(rate > 0 for rate in results["stages"]["rates"].values())
     assert results["projection"]["rate"] > 0
     assert "**" in done.stdout.strip().splitlines()[-1]  # the projection, last
+
+
+def _feeder_results(full_cpu_s: float, one_chunk_cpu_s: float) -> dict:
+    """What `bench_encode_feeder.main` hands `project`: a one-worker run of 360 passages and a
+    run of one 64-passage chunk, with these CPU seconds in the encoding process."""
+    return {
+        "stages": {"rates": {"read, count": 9000.0}},
+        "runs": [
+            {"workers": 1, "passages": 360, "workers_cpu_s": 1.2, "process_cpu_s": full_cpu_s}
+        ],
+        "one_chunk_run": {"passages": 64, "process_cpu_s": one_chunk_cpu_s},
+    }
+
+
+def test_feeder_projection_takes_the_fixed_cost_off_only_when_the_runs_tell_it_apart():
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        from bench_encode_feeder import project
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    separable = project(_feeder_results(full_cpu_s=2.0, one_chunk_cpu_s=1.5), workers=14)
+    assert separable["fixed_cost_taken_off"]
+    assert separable["process_ceiling"] == (360 - 64) / (2.0 - 1.5)
+    # timing noise on a small corpus: the one-chunk run took more CPU than the whole run
+    noisy = project(_feeder_results(full_cpu_s=1.4, one_chunk_cpu_s=1.5), workers=14)
+    assert not noisy["fixed_cost_taken_off"]
+    assert noisy["process_ceiling"] == 360 / 1.4
+    assert 0 < noisy["rate"] <= noisy["feeder_rate"]
