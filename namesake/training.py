@@ -8,8 +8,7 @@ do; what would otherwise be written five times, and drift apart, lives here:
 - :func:`add_training_arguments` / :func:`check_training_arguments`: one argument convention,
   the transformers examples' names (``--model_name_or_path``, ``--validation_file``,
   ``--per_device_train_batch_size``, ``--num_train_epochs``, ``--max_train_steps``,
-  ``--mixed_precision``, ``--max_grad_norm``, ...); :func:`add_deprecated_alias` keeps an old
-  name working, with a warning;
+  ``--mixed_precision``, ``--max_grad_norm``, ...);
 - :func:`make_accelerator`, :func:`setup_logging`: the ``Accelerator`` (``--mixed_precision``
   through :func:`resolve_mixed_precision`; seedable sampler, so a resumed run sees the same
   batches; trackers with ``--with_tracking``) and accelerate's ``get_logger`` logging;
@@ -44,7 +43,6 @@ import math
 import os
 import re
 import sys
-import warnings
 from collections.abc import Callable
 from pathlib import Path
 
@@ -194,36 +192,6 @@ def add_training_arguments(
     add("--license", default="apache-2.0", help="licence written in the model card")
     add("--push_to_hub", action="store_true", help="upload the output folder to the Hub")
     add("--hub_model_id", default=None, help="the Hub repository, USER/NAME (--push_to_hub)")
-
-
-class DeprecatedAlias(argparse.Action):
-    """An option's old name: still accepted, with a ``FutureWarning`` naming the new one, and
-    stored where the new one stores, so the script reads one attribute."""
-
-    def __init__(self, option_strings, dest, new_option: str, **kwargs):
-        self.new_option = new_option
-        super().__init__(option_strings, dest, **kwargs)
-
-    def __call__(self, parser, namespace, values, option_string=None):
-        warnings.warn(
-            f"{option_string} is deprecated and will be removed: use {self.new_option}",
-            FutureWarning,
-            stacklevel=1,
-        )
-        setattr(namespace, self.dest, values)
-
-
-def add_deprecated_alias(parser: argparse.ArgumentParser, old: str, new: str) -> None:
-    """Lets `old` (``--dev_file``) stand for the option `new` (``--validation_file``); `new`'s
-    default stays (the alias has none of its own)."""
-    parser.add_argument(
-        old,
-        dest=new.lstrip("-").replace("-", "_"),
-        action=DeprecatedAlias,
-        new_option=new,
-        default=argparse.SUPPRESS,
-        help=f"deprecated name of {new}",
-    )
 
 
 #: The defaults of the three scripts that fine-tune a small sentence encoder on pairs or

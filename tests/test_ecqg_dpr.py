@@ -444,7 +444,7 @@ def test_validation_passages_make_the_card_report_what_evaluate_dpr_measures(
     assert config["pooling_mode"] == pooling
     validation = metrics["validation"]
     assert validation["passages"] == len(FACTS) and validation["questions"] == 8
-    question, passage = model_dir_encoders(out)
+    passage, question = model_dir_encoders(out)
     measured = evaluate_retrieval(passages, tiny[3], passage, question)
     assert measured["similarity"] == "dot"
     for k in DEFAULT_KS:

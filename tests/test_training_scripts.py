@@ -54,25 +54,17 @@ def test_training_scripts_share_one_argument_convention(name, monkeypatch):
     assert [o for o, action in options.items() if not action.help] == []
 
 
-def test_dev_file_still_works_with_a_warning():
+@pytest.mark.parametrize("old", ["--dev_file", "--dev_split_name", "--dev_passages"])
+def test_dpr_takes_no_old_option_names(old, capsys):
+    """Before 1.0 there is no compatibility code: the pre-transformers names are gone, and
+    argparse says so instead of taking them for anything else."""
     script = load_script("train_dpr")
-    with pytest.warns(FutureWarning, match="--dev_file is deprecated.*use --validation_file"):
-        args = script.parse_args([*DPR_REQUIRED, "--dev_file", "held_out.json"])
-    assert args.validation_file == "held_out.json"
-    assert not hasattr(args, "dev_file")
+    with pytest.raises(SystemExit):
+        script.parse_args([*DPR_REQUIRED, old, "held_out.json"])
+    assert f"unrecognized arguments: {old}" in capsys.readouterr().err
 
 
-def test_dpr_old_names_of_the_split_name_and_passages_still_work():
-    script = load_script("train_dpr")
-    old = ["--dev_split_name", "held-out passages", "--dev_passages", "passages.parquet"]
-    with pytest.warns(FutureWarning) as caught:
-        args = script.parse_args([*DPR_REQUIRED, *old])
-    assert args.validation_split_name == "held-out passages"
-    assert args.validation_passages == "passages.parquet"
-    assert {str(w.message).split()[0] for w in caught} == {"--dev_split_name", "--dev_passages"}
-
-
-def test_new_names_warn_nothing_and_keep_their_defaults():
+def test_validation_options_warn_nothing_and_keep_their_defaults():
     script = load_script("train_dpr")
     with warnings.catch_warnings():
         warnings.simplefilter("error")

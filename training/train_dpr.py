@@ -27,9 +27,7 @@ Outputs, in ``--output_dir`` (written to a temporary sibling, then renamed):
 - ``metrics.json`` (settings, the training files with their item counts, loss and learning
   rate per step, validation top-k accuracy) and ``README.md``, the model card from
   ``model_cards/dpr.md`` (``model-index`` results, split ``--validation_split_name``, when
-  ``--validation_file`` is given). ``--dev_file``, ``--dev_split_name`` and ``--dev_passages``
-  are the deprecated names of ``--validation_file``, ``--validation_split_name`` and
-  ``--validation_passages``.
+  ``--validation_file`` is given).
 
 ``--train_file`` takes several files (gold and synthetic questions for Mixed-DPR), whose items
 are trained on together. A file without a usable item stops the run, naming it: Mixed-DPR
@@ -102,7 +100,6 @@ def parse_args(argv=None):
         learning_rate=1e-5,
         num_warmup_steps=100,
     )
-    training.add_deprecated_alias(parser, "--dev_file", "--validation_file")
     parser.add_argument(
         "--train_file",
         required=True,
@@ -128,8 +125,6 @@ def parse_args(argv=None):
         help="what --validation_file is, as the model card's model-index names its split "
         "(default: validation; 'held-out passages' for a `namesake ecqg split-gold` file)",
     )
-    training.add_deprecated_alias(parser, "--dev_passages", "--validation_passages")
-    training.add_deprecated_alias(parser, "--dev_split_name", "--validation_split_name")
     parser.add_argument(
         "--question_model",
         default=None,

@@ -2,7 +2,8 @@
 the rankings are written in the published predictions format.
 
 RETRIEVERS names every retriever kind that `namesake retrieve` and `namesake amber compare`
-run, as "module:Class", imported only when used, so that the CLI starts fast."""
+run, as "module:Class", imported only when used, so that the CLI starts fast. Each class
+satisfies `namesake.retrieval.base.Retriever` (a test checks every kind)."""
 
 from __future__ import annotations
 
@@ -10,9 +11,13 @@ import importlib
 import logging
 import os
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from namesake.amber.predictions import write_predictions
 from namesake.io import NamesakeError
+
+if TYPE_CHECKING:  # the retrievers import their libraries only when used
+    from namesake.retrieval.base import Retriever
 
 logger = logging.getLogger(__name__)
 
@@ -29,7 +34,7 @@ RETRIEVER_KINDS = tuple(RETRIEVERS)
 CANDIDATES = ("all", "set")
 
 
-def retriever_class(kind: str):
+def retriever_class(kind: str) -> type[Retriever]:
     """The class behind a kind of RETRIEVERS."""
     module, name = RETRIEVERS[kind].split(":")
     return getattr(importlib.import_module(module), name)
@@ -40,7 +45,7 @@ def open_retriever(
     corpus: str | os.PathLike | None = None,
     saved: str | os.PathLike | None = None,
     **build_options,
-):
+) -> Retriever:
     """Loads the retriever saved at ``saved``, or builds it from ``corpus`` (saving it there).
 
     A saved index answers only for what built it (`namesake.retrieval.provenance`): a
@@ -99,7 +104,7 @@ def open_retriever(
 
 
 def retrieve_config(
-    retriever,
+    retriever: Retriever,
     dataset: str,
     config: str,
     k: int,

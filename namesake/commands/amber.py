@@ -10,11 +10,14 @@ from namesake.amber.beir_export import PAGES
 from namesake.amber.reference import COLLECTIONS
 from namesake.amber.retrieve import RETRIEVER_KINDS
 from namesake.commands.arguments import (
+    add_batch_size,
     add_candidates,
+    add_collections,
     add_dpr_encoders,
     add_memory_budget,
     add_output,
     add_rerank,
+    add_seed,
     add_similarity,
     dpr_options,
     labelled_dense_run,
@@ -48,13 +51,7 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
         writer="amber build",
         required=True,
     )
-    build.add_argument(
-        "--collections",
-        nargs="+",
-        choices=COLLECTIONS,
-        default=list(COLLECTIONS),
-        help="collections to build (default: human nonhuman)",
-    )
+    add_collections(build, "build")
     build.add_argument(
         "--workers", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)"
     )
@@ -95,13 +92,7 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
         writer="amber import",
         required=True,
     )
-    imported.add_argument(
-        "--collections",
-        nargs="+",
-        choices=COLLECTIONS,
-        default=list(COLLECTIONS),
-        help="collections to import (default: human nonhuman)",
-    )
+    add_collections(imported, "import")
     imported.set_defaults(run=_amber_import)
 
     stats = commands.add_parser("stats", help="print the paper's Table 4 figures for a build")
@@ -157,9 +148,7 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
         default=0,
         help="--pages set: KILT pages drawn at random from outside the sets (default 0)",
     )
-    export.add_argument(
-        "--seed", type=int, default=0, help="--pages set: seed of the distractor draw (0)"
-    )
+    add_seed(export, "--pages set: seed of the distractor draw (0)")
     export.set_defaults(run=_amber_export)
 
     compare = commands.add_parser(
@@ -194,13 +183,7 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
         "encoders) or a sentence-transformers model; a folder that was not trained gets rows "
         "saying why",
     )
-    compare.add_argument(
-        "--collections",
-        nargs="+",
-        choices=COLLECTIONS,
-        default=list(COLLECTIONS),
-        help="collections to score (default: human nonhuman)",
-    )
+    add_collections(compare, "score")
     compare.add_argument(
         "--tasks",
         nargs="+",
@@ -267,9 +250,7 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     read.add_argument(
         "--top-k", type=positive_int, default=20, help="retrieved: documents read per query (20)"
     )
-    read.add_argument(
-        "--batch-size", type=positive_int, default=16, help="windows per forward pass (16)"
-    )
+    add_batch_size(read, 16, "windows per forward pass (16)")
     read.add_argument(
         "--max-length", type=positive_int, default=384, help="tokens per window (384)"
     )

@@ -18,6 +18,7 @@ import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from namesake.amber.reference import COLLECTIONS
 from namesake.amber.retrieve import CANDIDATES
 from namesake.outputs import Output, check_outputs, claimed_folder, overwriting
 
@@ -63,6 +64,32 @@ def byte_size(text: str) -> int:
     if value < 1:
         raise argparse.ArgumentTypeError(f"must be at least 1 byte, got {text!r}")
     return int(value)
+
+
+def add_collections(parser: argparse.ArgumentParser, verb: str) -> None:
+    """``--collections``: the AmbER collections a command works on, both by default."""
+    parser.add_argument(
+        "--collections",
+        nargs="+",
+        choices=COLLECTIONS,
+        default=list(COLLECTIONS),
+        help=f"collections to {verb} (default: {' '.join(COLLECTIONS)})",
+    )
+
+
+def add_seed(parser: argparse.ArgumentParser, help: str) -> None:
+    """``--seed``: an integer, 0 by default; `help` says what it draws."""
+    parser.add_argument("--seed", type=int, default=0, help=help)
+
+
+def add_batch_size(parser: argparse.ArgumentParser, default: int, help: str) -> None:
+    """``--batch-size``: a positive integer; `help` says what a batch holds."""
+    parser.add_argument("--batch-size", type=positive_int, default=default, help=help)
+
+
+def add_device(parser: argparse.ArgumentParser, help: str) -> None:
+    """``--device``: a torch device name (``cuda:1``, ``cpu``); `help` says the default."""
+    parser.add_argument("--device", help=help)
 
 
 def add_memory_budget(parser: argparse.ArgumentParser) -> None:

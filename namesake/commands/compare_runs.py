@@ -6,7 +6,12 @@ from __future__ import annotations
 import argparse
 import json
 
-from namesake.commands.arguments import add_output, add_scoring, positive_int
+from namesake.commands.arguments import (
+    add_output,
+    add_scoring,
+    add_seed,
+    positive_int,
+)
 
 
 def register(groups) -> None:
@@ -36,7 +41,7 @@ def register(groups) -> None:
         help="random sign flips of the sets in the paired test (default: 10000; all of them "
         "when there are fewer)",
     )
-    parser.add_argument("--seed", type=int, default=0, help="of the resampling (default: 0)")
+    add_seed(parser, "of the resampling (default: 0)")
     add_output(
         parser,
         "--out",

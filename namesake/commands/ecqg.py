@@ -8,8 +8,11 @@ import json
 import sys
 
 from namesake.commands.arguments import (
+    add_batch_size,
+    add_device,
     add_dpr_encoders,
     add_output,
+    add_seed,
     fraction,
     labelled_dense_run,
     non_negative_int,
@@ -109,9 +112,7 @@ def _add_ecqg(parser: argparse.ArgumentParser) -> None:
         writer="ecqg warm-start",
         required=True,
     )
-    warm.add_argument(
-        "--seed", type=int, default=0, help="draws the decoder's new cross-attention (default: 0)"
-    )
+    add_seed(warm, "draws the decoder's new cross-attention (default: 0)")
     warm.set_defaults(run=_ecqg_warm_start)
 
     _add_ecqg_generate(commands)
@@ -131,9 +132,7 @@ def _add_attention_options(parser: argparse.ArgumentParser) -> None:
         metavar="HEAD",
         help="attention heads averaged (default: all)",
     )
-    parser.add_argument(
-        "--batch-size", type=positive_int, default=32, help="passages per forward pass"
-    )
+    add_batch_size(parser, 32, "passages per forward pass")
     parser.add_argument(
         "--max-length", type=positive_int, default=256, help="tokens per passage (truncated)"
     )
@@ -206,14 +205,12 @@ def _add_ecqg_generate(commands) -> None:
         default=1024,
         help="input tokens (truncated; default: 1024)",
     )
-    generate.add_argument(
-        "--batch-size", type=positive_int, default=16, help="inputs per batch (default: 16)"
-    )
+    add_batch_size(generate, 16, "inputs per batch (default: 16)")
     generate.add_argument(
         "--max-passages", type=positive_int, help="read the first N passages (default: all)"
     )
-    generate.add_argument("--seed", type=int, default=0, help="sampling seed (default: 0)")
-    generate.add_argument("--device", help="torch device (default: cuda when available, else cpu)")
+    add_seed(generate, "sampling seed (default: 0)")
+    add_device(generate, "torch device (default: cuda when available, else cpu)")
     generate.set_defaults(run=_ecqg_generate)
 
 
@@ -289,7 +286,7 @@ def _add_ecqg_build_synthetic_set(commands) -> None:
         type=non_negative_int,
         help="questions in the mix (default: the most the ratio allows)",
     )
-    build.add_argument("--seed", type=int, default=0, help="mixing seed (default: 0)")
+    add_seed(build, "mixing seed (default: 0)")
     build.add_argument(
         "--negatives-per-question",
         type=non_negative_int,
@@ -347,9 +344,7 @@ def _add_ecqg_evaluate_dpr(commands) -> None:
         help="force cosine or the dot product (default: the similarity the passage model "
         "declares; dot, as trained, for namesake's DPR exports)",
     )
-    evaluate.add_argument(
-        "--batch-size", type=positive_int, default=64, help="encoding batch size (default: 64)"
-    )
+    add_batch_size(evaluate, 64, "encoding batch size (default: 64)")
     evaluate.add_argument(
         "--run",
         dest="runs",  # args.run is the command's handler
@@ -369,7 +364,7 @@ def _add_ecqg_evaluate_dpr(commands) -> None:
         help="Lewis et al. (2021) annotations (QA-Overlap's <dataset>-annotations.jsonl, ids = "
         "0-based lines of --test-file): adds each encoder's accuracy on every subset",
     )
-    evaluate.add_argument("--device", help="torch device (default: cuda when available, else cpu)")
+    add_device(evaluate, "torch device (default: cuda when available, else cpu)")
     add_output(
         evaluate,
         "--out",
@@ -415,9 +410,7 @@ def _add_ecqg_split_gold(commands) -> None:
         default=0.3,
         help="share of the distinct positive passages held out, in (0, 1) (default: 0.3)",
     )
-    split.add_argument(
-        "--seed", type=int, default=0, help="seed of the passages' shuffle (default: 0)"
-    )
+    add_seed(split, "seed of the passages' shuffle (default: 0)")
     split.set_defaults(run=_ecqg_split_gold)
 
 
@@ -521,7 +514,7 @@ def _ecqg_evaluate_dpr(args) -> None:
     if args.model_dir:
         if args.query_model:
             raise NamesakeError("--query-model goes with --model, not --model-dir")
-        question_model, passage_model = model_dir_encoders(args.model_dir)
+        passage_model, question_model = model_dir_encoders(args.model_dir)
     elif args.model:
         question_model, passage_model = args.query_model, args.model
     else:
@@ -558,7 +551,7 @@ def _ecqg_evaluate_dpr_runs(args) -> None:
     if args.model_dir or args.model:
         spec = args.model_dir or args.model
         if args.model_dir:
-            question, passage = model_dir_encoders(args.model_dir)
+            passage, question = model_dir_encoders(args.model_dir)
         else:
             question, passage = args.query_model, args.model
         runs.append(EncoderRun(str(spec), "dense", passage, question))

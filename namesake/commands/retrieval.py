@@ -8,7 +8,9 @@ from pathlib import Path
 
 from namesake.amber.retrieve import RETRIEVER_KINDS
 from namesake.commands.arguments import (
+    add_batch_size,
     add_candidates,
+    add_device,
     add_dpr_encoders,
     add_memory_budget,
     add_output,
@@ -57,9 +59,7 @@ def _add_encode(parser: argparse.ArgumentParser) -> None:
         help="or a DPRContextEncoder Hub id or folder (then index with --dpr-question-encoder)",
     )
     add_similarity(parser)
-    parser.add_argument(
-        "--batch-size", type=positive_int, default=128, help="passages per forward pass"
-    )
+    add_batch_size(parser, 128, "passages per forward pass")
     parser.add_argument(
         "--chunk-passages",
         type=positive_int,
@@ -69,7 +69,7 @@ def _add_encode(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--max-passages", type=positive_int, help="encode only the corpus' first N passages"
     )
-    parser.add_argument("--device", help="e.g. cuda:1 or cpu (default: Accelerate's choice)")
+    add_device(parser, "e.g. cuda:1 or cpu (default: Accelerate's choice)")
     parser.add_argument(
         "--mixed-precision",
         choices=["no", "fp16", "bf16"],

@@ -8,7 +8,11 @@ import dataclasses
 import json
 import os
 
-from namesake.commands.arguments import add_output, positive_int
+from namesake.commands.arguments import (
+    add_output,
+    add_seed,
+    positive_int,
+)
 from namesake.io import NamesakeError
 
 
@@ -48,7 +52,7 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
     build.add_argument(
         "--year", type=int, help="config name prefix (default: the year in the dump's file name)"
     )
-    build.add_argument("--seed", type=int, default=0, help="negatives and splits (default: 0)")
+    add_seed(build, "negatives and splits (default: 0)")
     build.add_argument(
         "--workers", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)"
     )

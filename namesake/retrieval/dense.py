@@ -176,6 +176,33 @@ def index_file_names(shards: int) -> list[str]:
     return [_SHARD_INDEX.format(i, shards) for i in range(shards)]
 
 
+def _index_settings(
+    *,
+    model: str,
+    model_is_default: bool,
+    query_model: str | None,
+    index: str,
+    built: faiss.Index,
+    searched: dict,
+    **recorded,
+) -> dict:
+    """The settings a dense index records (its retriever.json), whichever way it was built
+    (`DenseRetriever.build` from documents, `from_embeddings` from `namesake encode`'s
+    folder): the models, the index type, what `recorded` names (dimension, similarity,
+    passage shape, counts, the faiss factory, and each way's own fields), the built index's
+    facts and the search parameters (`searched`, else the type's defaults)."""
+    return {
+        "model": model,
+        "model_is_default": model_is_default,
+        "query_model": query_model,
+        "query_model_is_default": query_model == DEFAULT_MODEL,
+        "index": index,
+        **recorded,
+        **_index_facts(built),
+        **_search_settings(index, **searched),
+    }
+
+
 def _search_settings(kind: str, **given) -> dict:
     """The search parameters of an index type: the given ones, else the defaults."""
     defaults = SEARCH_DEFAULTS.get(kind, {})
@@ -442,25 +469,24 @@ class DenseRetriever:
             faiss_index.add(embeddings)
             del embeddings
 
-        settings = {
-            "model": model,
-            "model_is_default": model == DEFAULT_MODEL,
-            "query_model": query_model,
-            "query_model_is_default": query_model == DEFAULT_MODEL,
-            "encoder": encoder_type,
-            "index": index,
-            "dimension": dimension,
-            "similarity": similarity,
-            "normalized": normalized,
-            "passage_words": words,
-            "title_separator": separator,
-            "num_passages": len(passage_documents),
-            "num_documents": len(document_ids),
-            "batch_size": batch_size,
-            "factory": factory_string(index, dimension, len(passage_documents)),
-            **_index_facts(faiss_index),
-            **_search_settings(index, nprobe=nprobe, ef_search=ef_search),
-        }
+        settings = _index_settings(
+            model=model,
+            model_is_default=model == DEFAULT_MODEL,
+            query_model=query_model,
+            encoder=encoder_type,
+            index=index,
+            factory=factory_string(index, dimension, len(passage_documents)),
+            dimension=dimension,
+            similarity=similarity,
+            normalized=normalized,
+            passage_words=words,
+            title_separator=separator,
+            num_passages=len(passage_documents),
+            num_documents=len(document_ids),
+            built=faiss_index,
+            searched={"nprobe": nprobe, "ef_search": ef_search},
+            batch_size=batch_size,
+        )
         retriever = cls(
             faiss_index,
             np.frombuffer(passage_documents, dtype=np.int64),
@@ -642,27 +668,26 @@ class DenseRetriever:
             rerank_candidates = DEFAULT_RERANK_CANDIDATES if index == "ivfpq" else 0
         documents, document_ids = folder.passage_map()
         model_is_default = settings["model_is_default"]
-        record = {
-            "model": DEFAULT_MODEL if model_is_default else settings["model"],
-            "model_is_default": model_is_default,
-            "query_model": query_model,
-            "query_model_is_default": query_model == DEFAULT_MODEL,
-            "encoder": encoder_type,
-            "index": index,
-            "factory": factory,
-            "dimension": folder.dimension,
-            "similarity": folder.similarity,
-            "normalized": settings["normalized"],
-            "passage_words": settings["passage_words"],
-            "title_separator": settings["title_separator"],
-            "num_passages": folder.num_passages,
-            "num_documents": int(settings["num_documents"]),
-            "shards": len(built),
-            "embeddings": str(folder.path.resolve()),
-            "rerank_candidates": rerank_candidates,
-            **_index_facts(built[0][1]),
-            **_search_settings(index, nprobe=nprobe, ef_search=ef_search),
-        }
+        record = _index_settings(
+            model=DEFAULT_MODEL if model_is_default else settings["model"],
+            model_is_default=model_is_default,
+            query_model=query_model,
+            encoder=encoder_type,
+            index=index,
+            factory=factory,
+            dimension=folder.dimension,
+            similarity=folder.similarity,
+            normalized=settings["normalized"],
+            passage_words=settings["passage_words"],
+            title_separator=settings["title_separator"],
+            num_passages=folder.num_passages,
+            num_documents=int(settings["num_documents"]),
+            built=built[0][1],
+            searched={"nprobe": nprobe, "ef_search": ef_search},
+            shards=len(built),
+            embeddings=str(folder.path.resolve()),
+            rerank_candidates=rerank_candidates,
+        )
         retriever = cls(
             built,
             documents,

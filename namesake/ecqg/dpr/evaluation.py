@@ -28,6 +28,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 import regex
 
@@ -109,21 +110,28 @@ WHOLE = 10**9  # passage length that never splits a (pre-split) passage again
 PARQUET_MAGIC = b"PAR1"
 
 
-def model_dir_encoders(model_dir: str | os.PathLike) -> tuple[str, str]:
-    """(question encoder, passage encoder): the sentence-transformers folders that
-    ``training/train_dpr.py`` writes into its output directory."""
+class EncoderPair(NamedTuple):
+    """A dense model's two sides, passage first (as `evaluate_retrieval` and `EncoderRun`
+    take them); `question` None: the passage model encodes the questions too."""
+
+    passage: str
+    question: str | None
+
+
+def model_dir_encoders(model_dir: str | os.PathLike) -> EncoderPair:
+    """The sentence-transformers folders that ``training/train_dpr.py`` writes into its
+    output directory."""
     root = Path(model_dir)
-    return str(root / "st_question_encoder"), str(root / "st_passage_encoder")
+    return EncoderPair(str(root / "st_passage_encoder"), str(root / "st_question_encoder"))
 
 
-def dense_model_encoders(spec: str | os.PathLike) -> tuple[str, str | None]:
-    """(passage model, question model or None) of a dense model `spec`: a
-    ``training/train_dpr.py`` output folder gives its two sentence-transformers exports;
-    anything else is one sentence-transformers model (Hub id or folder) for both sides."""
+def dense_model_encoders(spec: str | os.PathLike) -> EncoderPair:
+    """The encoders of a dense model `spec`: a ``training/train_dpr.py`` output folder gives
+    its two sentence-transformers exports; anything else is one sentence-transformers model
+    (Hub id or folder) for both sides."""
     if (Path(spec) / "st_passage_encoder").is_dir():
-        question, passage = model_dir_encoders(spec)
-        return passage, question
-    return str(spec), None
+        return model_dir_encoders(spec)
+    return EncoderPair(str(spec), None)
 
 
 def read_passage_documents(path: str | os.PathLike) -> list:
