@@ -51,10 +51,10 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 
 def stage1(files, workers: int, work: str | None, restart_every: int) -> dict:
-    import namesake.dump_restart as dump_restart
+    import namesake.dumps.restart as dump_restart
     from namesake.amber.entities import extract_entities
     from namesake.amber.pageviews import read_pageviews
-    from namesake.io import InputProblems
+    from namesake.errors import InputProblems
 
     dump_restart.RESTART_EVERY_BYTES = restart_every
     problems = InputProblems()
@@ -71,8 +71,8 @@ def stage1(files, workers: int, work: str | None, restart_every: int) -> dict:
 
 
 def restart_alone(files, workers: int, work: str) -> dict:
-    from namesake.dump_restart import DumpReading
-    from namesake.io import iter_line_blocks
+    from namesake.dumps.reading import iter_line_blocks
+    from namesake.dumps.restart import DumpReading
 
     chunks = sorted(Path(work).glob("chunk-*"))
     start = json.loads((chunks[-2] / "chunk.json").read_text())["next"]
@@ -90,7 +90,7 @@ def restart_alone(files, workers: int, work: str) -> dict:
 
 
 def scan(megabytes: int) -> dict:
-    from namesake.dump_restart import _STREAM_START
+    from namesake.dumps.restart import _STREAM_START
 
     with tempfile.NamedTemporaryFile(dir=stage1_bench.HERE / "output") as f:
         for _ in range(megabytes):

@@ -107,7 +107,7 @@ REFERENCE_TOOLS = {"bz2": "bzcat", "gzip": "zcat", "plain": "cat"}
 
 def measure_reference(path: Path) -> dict:
     """`bzcat` (or `zcat`, `cat`) of the file to /dev/null: the yardstick of issue 10."""
-    from namesake.io import detect_compression
+    from namesake.dumps.reading import detect_compression
 
     started, cpu_before = time.perf_counter(), _cpu_seconds()
     tool = REFERENCE_TOOLS[detect_compression(path)]
@@ -127,7 +127,7 @@ def measure_decompress(path: Path, how: str, threads: int) -> dict:
     import bz2
     import gzip
 
-    from namesake.io import detect_compression, open_dump
+    from namesake.dumps.reading import detect_compression, open_dump
 
     compression = detect_compression(path)
     started, cpu_before = time.perf_counter(), _cpu_seconds()
@@ -154,7 +154,7 @@ def wanted_pids() -> frozenset[str]:
 
 def measure_pageviews(files: dict[str, Path]) -> dict:
     from namesake.amber.pageviews import read_pageviews
-    from namesake.io import InputProblems
+    from namesake.errors import InputProblems
 
     views = read_pageviews(files["pageviews"], InputProblems())
     return {"rows": views.num_rows, "arrow_bytes": views.nbytes}
@@ -164,7 +164,7 @@ def measure_stage1(files: dict[str, Path], workers: int) -> dict:
     """extract_entities as build_amber calls it; page views are read before the clock starts."""
     from namesake.amber.entities import extract_entities
     from namesake.amber.pageviews import read_pageviews
-    from namesake.io import InputProblems
+    from namesake.errors import InputProblems
 
     problems = InputProblems()
     views = read_pageviews(files["pageviews"], problems)
@@ -186,7 +186,7 @@ def measure_stage1(files: dict[str, Path], workers: int) -> dict:
 def measure_parse_only(files: dict[str, Path]) -> dict:
     """parse_block over blocks already in memory: the parsing cost alone, one core."""
     from namesake.amber import wikidata
-    from namesake.io import iter_line_blocks
+    from namesake.dumps.reading import iter_line_blocks
 
     blocks = list(iter_line_blocks(files["wikidata"]))
     wikidata.init_worker(wanted_pids())

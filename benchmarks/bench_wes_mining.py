@@ -29,7 +29,7 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # namesake, when not installed
 
 # Imported before any clock starts.
-from namesake.io import open_dump  # noqa: E402
+from namesake.dumps.reading import open_dump  # noqa: E402
 from namesake.wikipedia.dump import iter_pages, iter_pages_between, stream_ranges  # noqa: E402
 from namesake.wikipedia.links import extract_links  # noqa: E402
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import sys
 from dataclasses import dataclass, field
 
-from namesake.io import InputProblems
+from namesake.errors import InputProblems
 
 
 @dataclass

@@ -7,7 +7,7 @@ import sys
 
 from namesake.commands import amber, compare_runs, ecqg, fuse, paper, retrieval, wes
 from namesake.commands.arguments import checked_outputs
-from namesake.io import NamesakeError
+from namesake.errors import NamesakeError
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 
 DIGEST_CHARS = 12  # of the shard's sha256: 48 bits, ample for the shards of one config
 

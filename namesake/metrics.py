@@ -20,7 +20,7 @@ from pathlib import Path
 import evaluate
 
 from namesake.data import METRICS_DIR
-from namesake.io import NamesakeError
+from namesake.errors import NamesakeError
 
 METRICS = ("entity_confusion", "wes_similarity")
 

@@ -33,7 +33,7 @@ from mteb.abstasks.task_metadata import TaskMetadata
 
 from namesake.amber.beir_export import CORPUS, QRELS, QUERIES, RECORD, SPLIT, read_export
 from namesake.amber.dataset import CARD_TEMPLATE
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 
 REFERENCE = "https://aclanthology.org/2021.acl-long.345"
 

@@ -32,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from namesake import __version__
-from namesake.io import NamesakeError
+from namesake.errors import NamesakeError
 
 MARKER = ".namesake-output.json"
 _FULL_DISK = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}

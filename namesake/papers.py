@@ -22,7 +22,7 @@ from functools import cache
 from pathlib import Path
 
 from namesake.data import DATA_DIR
-from namesake.io import BadInputError, NamesakeError
+from namesake.errors import BadInputError, NamesakeError
 
 PAPERS_DIR = DATA_DIR / "papers"
 PAPERS = ("amber", "ecqg", "wes")

@@ -15,7 +15,8 @@ import os
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from namesake.io import BadInputError, NamesakeError, iter_line_blocks
+from namesake.dumps.reading import iter_line_blocks
+from namesake.errors import BadInputError, NamesakeError
 from namesake.outputs import atomic_file
 
 RUN_FIELDS = "qid Q0 docid rank score tag"

@@ -2,7 +2,7 @@
 mined dump ranges, `amber build`'s stage-1 chunks. Each holds a manifest of the settings
 and inputs its work depends on; a rerun with other ones is refused by name rather than
 mixing two runs, and what a killed run left half-written (``.NAME.partial-*``, see
-`namesake.io.atomic_directory`) is removed."""
+`namesake.outputs.atomic_directory`) is removed."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 from namesake.outputs import atomic_file
 
 

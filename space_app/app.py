@@ -27,7 +27,7 @@ os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # no network calls o
 import gradio as gr  # noqa: E402
 
 from namesake.data import AMBER_SAMPLE_DIR, AMBER_SAMPLE_FILES  # noqa: E402
-from namesake.io import NamesakeError  # noqa: E402
+from namesake.errors import NamesakeError  # noqa: E402
 from namesake.space import formatting  # noqa: E402
 from namesake.space.artifacts import load_artifacts  # noqa: E402
 from namesake.space.explorer import Explorer, head_or_tail  # noqa: E402

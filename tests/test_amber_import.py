@@ -13,7 +13,7 @@ from namesake.amber import released
 from namesake.amber.dataset import read_config, statistics_table
 from namesake.amber.released import import_released
 from namesake.cli import main
-from namesake.io import BadInputError, NamesakeError
+from namesake.errors import BadInputError, NamesakeError
 
 CONFIGS = [
     f"{collection}{suffix}"

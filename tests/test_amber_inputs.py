@@ -40,7 +40,8 @@ import namesake.amber.build as build_module
 from namesake.amber.build import build_amber
 from namesake.amber.pageviews import read_pageviews
 from namesake.cli import main
-from namesake.io import BadInputError, InputProblems, iter_line_blocks
+from namesake.dumps.reading import iter_line_blocks
+from namesake.errors import BadInputError, InputProblems
 from namesake.outputs import MARKER
 
 NAMESAKE = Path(sys.executable).with_name("namesake")
@@ -628,25 +629,6 @@ def test_truncated_bz2_file(tmp_path, which, workers):
     assert not (tmp_path / "out").exists()
 
 
-def test_truncated_gzip_is_found_by_each_reader(tmp_path):
-    """A cut gzip file raises whatever the number of threads, wherever it is cut; and a
-    whole one, of one member or several, reads in full."""
-    rng = random.Random(3)
-    data = "".join(f"{rng.random()} {rng.random()}\n" for _ in range(60_000)).encode()
-    path = tmp_path / "lines.gz"
-    for parts in (1, 3):
-        whole = members(data, "gzip", parts)
-        for threads in (1, 2):
-            path.write_bytes(whole)
-            assert b"".join(block for _, block in iter_line_blocks(path, threads)) == data
-            for cut in rng.sample(range(20, len(whole) - 1), 8):
-                if whole[cut:].startswith(b"\x1f\x8b"):
-                    continue  # cut between two members: a valid file
-                path.write_bytes(whole[:cut])
-                with pytest.raises(BadInputError, match="corrupt or truncated gzip"):
-                    list(iter_line_blocks(path, threads))
-
-
 def test_empty_pageview_file(tmp_path):
     inputs = write_inputs(tmp_path / "in")
     inputs["pageviews"].write_bytes(b"")
@@ -690,22 +672,6 @@ def test_missing_input_file(tmp_path, which):
         build(inputs, tmp_path / "out", workers=1)
     assert str(caught.value).startswith(f"{inputs[which]}: no such file")
     assert not (tmp_path / "out").exists()
-
-
-def test_input_problems_summary_lists_file_kind_and_examples():
-    problems = InputProblems()
-    for line in (7, 9, 11, 13):
-        problems.report("dump.json", line, "not JSON", f"unexpected character {line}")
-    problems.report("views.txt", 2, "malformed pagecounts-ez line")
-    assert problems.total() == 5
-    assert problems.summary() == [
-        "dump.json: skipped 4 line(s): not JSON (line 7: unexpected character 7; "
-        "line 9: unexpected character 9; line 11: unexpected character 11)",
-        "views.txt: skipped 1 line(s): malformed pagecounts-ez line (e.g. line 2)",
-    ]
-    strict = InputProblems(strict=True)
-    with pytest.raises(BadInputError, match=r"^dump\.json:7: not JSON: oops$"):
-        strict.report("dump.json", 7, "not JSON", "oops")
 
 
 # ---------------------------------------------------------------------------------------

@@ -27,7 +27,7 @@ from namesake.amber.read import (
     window_batches,
 )
 from namesake.cli import main
-from namesake.io import NamesakeError
+from namesake.errors import NamesakeError
 from namesake.text import token_f1
 
 TASKS = ("fc", "sf", "qa")

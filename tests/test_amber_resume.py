@@ -17,21 +17,21 @@ from conftest import SAMPLE_KILT, SAMPLE_PAGECOUNTS_EZ, SAMPLE_WIKIDATA
 from folders import folder_files
 from killed_builds import kill_after_saves
 
-import namesake.dump_restart as dump_restart
-import namesake.io
+import namesake.dumps.reading
+import namesake.dumps.restart as dump_restart
 from namesake.amber.build import build_amber
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 
 SMALL = {"CHUNK_BYTES": 4 << 10, "RESTART_EVERY_BYTES": 16 << 10}
 # A build with SMALL's sizes that is SIGKILLed once `after` more chunks are kept:
 # argv = wikidata dump, out, work_dir, after.
 KILLED_BUILD = """
 import os, signal, sys
-import namesake.dump_restart, namesake.io
+import namesake.dumps.restart, namesake.dumps.reading
 from namesake.amber.entity_chunks import EntityChunks
 from namesake.amber.build import build_amber
-namesake.io.CHUNK_BYTES = {chunk}
-namesake.dump_restart.RESTART_EVERY_BYTES = {every}
+namesake.dumps.reading.CHUNK_BYTES = {chunk}
+namesake.dumps.restart.RESTART_EVERY_BYTES = {every}
 after, kept, save = int(sys.argv[4]), [], EntityChunks.save
 def save_then_die(self, blocks, next_start):
     save(self, blocks, next_start)
@@ -50,7 +50,7 @@ build_amber(sys.argv[1], {pageviews!r}, {kilt!r}, sys.argv[2], workers=2, work_d
 
 @pytest.fixture
 def small_chunks(monkeypatch):
-    monkeypatch.setattr(namesake.io, "CHUNK_BYTES", SMALL["CHUNK_BYTES"])
+    monkeypatch.setattr(namesake.dumps.reading, "CHUNK_BYTES", SMALL["CHUNK_BYTES"])
     monkeypatch.setattr(dump_restart, "RESTART_EVERY_BYTES", SMALL["RESTART_EVERY_BYTES"])
 
 

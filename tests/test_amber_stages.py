@@ -25,7 +25,7 @@ from namesake.amber.pageviews import read_pageviews
 from namesake.amber.reference import PRACTICED_BY, USED_BY, load_collection
 from namesake.amber.relations import keep_distinguishing_relations
 from namesake.amber.wikidata import ITEM_VALUE, QUANTITY_VALUE
-from namesake.io import InputProblems
+from namesake.errors import InputProblems
 
 HUMAN = load_collection("human")
 NONHUMAN = load_collection("nonhuman")

@@ -29,11 +29,11 @@ import pytest
 from dumps import item, write_wikidata
 from test_amber_inputs import ENTITIES, PROPERTIES, parquet_tables, write_inputs
 
-import namesake.dump_restart as dump_restart
-import namesake.io
+import namesake.dumps.reading
+import namesake.dumps.restart as dump_restart
 from namesake.amber.predictions import read_predictions
 from namesake.cli import main
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 
 NAMESAKE = Path(sys.executable).with_name("namesake")
 
@@ -326,7 +326,7 @@ def test_exit_status_and_one_line_in_a_process(dataset, tmp_path):
 @pytest.fixture
 def small_chunks(monkeypatch):
     """Stage 1 cut into several chunks even on the small fixture."""
-    monkeypatch.setattr(namesake.io, "CHUNK_BYTES", 512)
+    monkeypatch.setattr(namesake.dumps.reading, "CHUNK_BYTES", 512)
     monkeypatch.setattr(dump_restart, "RESTART_EVERY_BYTES", 1 << 10)
 
 
@@ -399,7 +399,7 @@ def test_kilt_lines_that_hide_their_page_are_counted(tmp_path):
     from dumps import page
 
     from namesake.amber.kilt import read_pages
-    from namesake.io import InputProblems
+    from namesake.errors import InputProblems
 
     wanted = page(1, "John Smith", ["A musician."], "Q1")
     anchored = {**wanted, "anchors": [{"text": "musician", "href": "Musician"}]}

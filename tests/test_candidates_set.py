@@ -16,7 +16,7 @@ from namesake.amber.predictions import read_predictions
 from namesake.amber.reference import COLLECTIONS
 from namesake.amber.retrieve import RETRIEVER_KINDS, open_retriever, set_pages
 from namesake.cli import main
-from namesake.io import NamesakeError
+from namesake.errors import NamesakeError
 
 
 @pytest.fixture(scope="module")

@@ -26,7 +26,7 @@ from transformers import (
 )
 
 from namesake.cli import build_parser, main
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 from namesake.retrieval import DenseRetriever, read_kilt_documents, split_passages
 from namesake.retrieval.dpr import DPRRetriever
 from namesake.retrieval.encoders import DEFAULT_CONTEXT_ENCODER, DEFAULT_QUESTION_ENCODER

@@ -1,4 +1,4 @@
-"""Restarting a pass over a dump partway through (`namesake.dump_restart`): from every
+"""Restarting a pass over a dump partway through (`namesake.dumps.restart`): from every
 restart point a pass leaves, a new reader gives exactly the dump's text from that point on,
 with the right line numbers, for plain, gzip and bz2 (one stream of many blocks, a few
 large streams, one stream per block), and the restart points of a resumed pass work too."""
@@ -9,8 +9,9 @@ import random
 
 import pytest
 
-from namesake.dump_restart import DumpReading, bzip2_crc, text_with_crc
-from namesake.io import BadInputError, iter_line_blocks
+from namesake.dumps.reading import iter_line_blocks
+from namesake.dumps.restart import DumpReading, bzip2_crc, text_with_crc
+from namesake.errors import BadInputError
 
 READ_BYTES = 64 << 10
 

@@ -16,7 +16,7 @@ from tiny_models import save_tiny_bert
 
 from namesake.cli import build_parser, main
 from namesake.ecqg.passages import read_passages
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 
 ECQG_COMMANDS = [
     "passages",

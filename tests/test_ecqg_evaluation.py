@@ -14,7 +14,7 @@ from namesake.cli import main
 from namesake.ecqg.dpr.evaluation import EncoderRun, evaluate_runs, runs_table
 from namesake.ecqg.dpr.not_trained import write_not_trained
 from namesake.ecqg.dpr.overlap import read_overlap_annotations
-from namesake.io import BadInputError, NamesakeError
+from namesake.errors import BadInputError, NamesakeError
 from namesake.retrieval.dense import DEFAULT_MODEL
 
 PASSAGES = [

@@ -29,7 +29,7 @@ from namesake.ecqg.synthetic import (
     to_dpr,
     write_dpr,
 )
-from namesake.io import NamesakeError
+from namesake.errors import NamesakeError
 from namesake.retrieval.bm25 import BM25Retriever
 
 PASSAGES = {

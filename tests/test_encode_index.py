@@ -22,7 +22,7 @@ from tiny_models import accelerate_launch
 
 from namesake.amber.reference import COLLECTIONS
 from namesake.cli import build_parser
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 from namesake.retrieval import DenseRetriever, read_kilt_documents
 from namesake.retrieval import embeddings as store
 from namesake.retrieval.encode import DEFAULT_CHUNK_PASSAGES, PRECISIONS, encode_corpus

@@ -11,7 +11,7 @@ from dumps import write_dump
 from tiny_models import save_tiny_bert
 
 from namesake.cli import main
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 from namesake.linking.inputs import (
     RESERVED_MARKERS,
     TEXT_MARKERS,

@@ -10,7 +10,7 @@ from conftest import SAMPLE_KILT
 
 from namesake.amber.fusion import fuse_runs
 from namesake.cli import main
-from namesake.io import BadInputError, NamesakeError
+from namesake.errors import BadInputError, NamesakeError
 from namesake.trec import read_scored_run
 
 RUN_A = "q1 Q0 a 1 9.0 A\nq1 Q0 b 2 5.0 A\nq1 Q0 c 3 1.0 A\nq2 Q0 x 1 2.0 A\n"

@@ -46,7 +46,7 @@ from dumps import item, split_pages
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from namesake.io import BadInputError, InputProblems
+from namesake.errors import BadInputError, InputProblems
 
 #: the same examples on every run (`make test` is not a lottery), few enough for seconds a
 #: format; NAMESAKE_FUZZ_EXAMPLES=1000 and a random seed (NAMESAKE_FUZZ_RANDOM=1) explore more

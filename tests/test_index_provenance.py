@@ -24,7 +24,7 @@ from tiny_models import save_tiny_bert, save_tiny_dpr
 from namesake.amber.retrieve import open_retriever
 from namesake.bundled_models import MINILM_HUB_ID, minilm_path
 from namesake.cli import main
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 from namesake.retrieval import provenance
 from namesake.retrieval.dense import DenseRetriever
 from namesake.retrieval.encode import encode_corpus

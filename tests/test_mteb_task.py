@@ -12,7 +12,7 @@ from conftest import SAMPLE_KILT
 from namesake.amber.evaluation import load_queries
 from namesake.amber.predictions import write_predictions
 from namesake.cli import main
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 
 CONFIG = "human_qa"
 

@@ -21,7 +21,7 @@ from tiny_models import save_tiny_bert
 from namesake.amber.retrieve import open_retriever
 from namesake.bundled_models import BGE_SMALL, bge_small_path
 from namesake.cli import main
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 from namesake.retrieval import provenance
 from namesake.retrieval.encoders import load_encoder
 from namesake.retrieval.onnx_encoder import OnnxEncoder

@@ -11,7 +11,7 @@ import pytest
 
 from namesake.cli import main
 from namesake.ecqg.attention import paper_entropy
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 from namesake.papers import AMBER_AGREEING_EXTRACTIONS, PAPERS, PAPERS_DIR, paper, read_paper_file
 from namesake.wes.dataset import statistics_table
 

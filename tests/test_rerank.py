@@ -13,7 +13,7 @@ import pytest
 from conftest import SAMPLE_KILT
 
 from namesake.amber.predictions import write_predictions
-from namesake.io import NamesakeError
+from namesake.errors import NamesakeError
 from namesake.retrieval.rerank import opening_passages, pages_to_rerank, rerank
 
 

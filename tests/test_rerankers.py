@@ -16,7 +16,7 @@ import pytest
 from conftest import SAMPLE_KILT
 from tiny_models import TINY_SIZES
 
-from namesake.io import BadInputError, NamesakeError
+from namesake.errors import BadInputError, NamesakeError
 from namesake.retrieval.rerankers import (
     COLBERT_FOLDER,
     PairScorer,

@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from dumps import page, write_kilt
 
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 from namesake.outputs import MARKER
 from namesake.retrieval import (
     DEFAULT_MODEL,

@@ -5,7 +5,7 @@ and answer scoring, and the messages bad input gets."""
 import pytest
 from conftest import SAMPLE_KILT
 
-from namesake.io import BadInputError, NamesakeError
+from namesake.errors import BadInputError, NamesakeError
 from namesake.retrieval.corpus import read_kilt_documents
 from namesake.space.artifacts import load_artifacts
 from namesake.space.documents import DocumentStore, write_documents

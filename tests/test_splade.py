@@ -21,7 +21,7 @@ from conftest import SAMPLE_KILT
 
 from namesake.amber.retrieve import open_retriever, set_pages
 from namesake.cli import main
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 from namesake.retrieval.corpus import Document, split_passages
 from namesake.retrieval.splade import SpladeRetriever
 

@@ -14,7 +14,7 @@ from sklearn.feature_extraction.text import HashingVectorizer
 from sklearn.utils import murmurhash3_32
 
 from namesake.cli import main
-from namesake.io import BadInputError, NamesakeError
+from namesake.errors import BadInputError, NamesakeError
 from namesake.retrieval import BM25Retriever, Document, TfidfRetriever
 
 DOCUMENTS = [

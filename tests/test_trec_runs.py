@@ -11,7 +11,7 @@ from conftest import SAMPLE_KILT
 
 from namesake.amber.predictions import read_predictions
 from namesake.cli import main
-from namesake.io import BadInputError, NamesakeError
+from namesake.errors import BadInputError, NamesakeError
 from namesake.trec import read_run, write_run
 
 IR = ("ndcg@10", "mrr@10", "r-precision", "recall@20", "recall@100")

@@ -14,7 +14,7 @@ from datasets import load_dataset
 from dumps import write_dump
 
 from namesake.cli import main
-from namesake.io import BadInputError, NamesakeError
+from namesake.errors import BadInputError, NamesakeError
 from namesake.wes.build import build_wes, dump_year
 from namesake.wes.dataset import read_config
 from namesake.wes.mining import mine_dumps, mine_pages, page_links

@@ -7,7 +7,7 @@ import pytest
 from conftest import WIKIPEDIA_EXCERPT
 from dumps import split_pages, write_multistream
 
-from namesake.io import BadInputError, InputProblems
+from namesake.errors import BadInputError, InputProblems
 from namesake.wikipedia.dump import (
     Page,
     iter_pages,

@@ -12,7 +12,7 @@ import pytest
 from datasets import load_dataset
 
 from namesake.cli import main
-from namesake.io import NamesakeError
+from namesake.errors import NamesakeError
 from namesake.wes.build import build_wes
 from namesake.wes.dataset import read_config
 from namesake.wes.hard_negatives import (

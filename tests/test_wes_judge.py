@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 from namesake.text import squad_normalize
 from namesake.wes import judgments
 from namesake.wes.classic_metrics import (

@@ -13,7 +13,7 @@ from folders import folder_files
 from killed_builds import kill_after_saves
 
 import namesake.wes.mining as mining
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 from namesake.wes.build import build_wes
 
 OPTIONS = {"thresholds": (1, 2), "all_targets": True, "dictionary": False, "year": 2016}

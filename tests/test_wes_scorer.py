@@ -11,7 +11,7 @@ import yaml
 from tiny_models import save_tiny_bert
 
 from namesake.cli import main
-from namesake.io import NamesakeError
+from namesake.errors import NamesakeError
 from namesake.metrics import metric_module
 from namesake.wes.answer_scorer import (
     PRODUCTS,

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 
 if TYPE_CHECKING:
     from namesake.retrieval.corpus import Document

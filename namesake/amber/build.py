@@ -24,8 +24,9 @@ from namesake.amber.pageviews import read_pageviews
 from namesake.amber.reference import COLLECTIONS, PRACTICED_BY, USED_BY, load_collection
 from namesake.amber.relations import keep_distinguishing_relations
 from namesake.build_report import BuildReport, warn_skipped
-from namesake.io import InputProblems, NamesakeError, StageTimer
+from namesake.errors import InputProblems, NamesakeError
 from namesake.outputs import atomic_directory
+from namesake.timing import StageTimer
 
 
 def build_amber(

@@ -19,7 +19,7 @@ from namesake.amber.paper import paper_kind, paper_line
 from namesake.amber.reference import COLLECTION_NAMES, COLLECTIONS
 from namesake.amber.report import IR_LINE, evaluate_run, intervals_line, results_table
 from namesake.amber.retrieve import open_retriever, retrieve_config
-from namesake.io import NamesakeError
+from namesake.errors import NamesakeError
 from namesake.metrics import load_metric
 from namesake.outputs import atomic_file
 

@@ -39,7 +39,7 @@ from namesake.amber.statistics import (
     holm,
     paired_randomization_test,
 )
-from namesake.io import NamesakeError
+from namesake.errors import NamesakeError
 
 
 @dataclass

@@ -15,7 +15,7 @@ import namesake
 from namesake.amber.instances import TASKS
 from namesake.amber.reference import COLLECTION_NAMES, COLLECTIONS
 from namesake.dataset_folder import WrittenConfig, card_entries, read_shards, write_config
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 from namesake.papers import paper
 
 # pyarrow.compute (~50 ms), pyarrow.parquet and yaml (~20 ms each) are imported in the

@@ -1,7 +1,7 @@
 """Stage 1's finished chunks in a resumable build's work folder (`amber build --work-dir`).
 
 Stage 1 reads the whole Wikidata dump: hours at full size. With a work folder, its pass is
-cut into chunks of about `namesake.dump_restart.RESTART_EVERY_BYTES` of text, and each
+cut into chunks of about `namesake.dumps.restart.RESTART_EVERY_BYTES` of text, and each
 chunk is kept as soon as it is parsed (``chunk-000042/``: entities.arrow, relations.arrow,
 chunk.json), with the restart point where the next one begins. A rerun reads the chunks
 back and restarts the pass after the last of them, so a kill loses one chunk at most.
@@ -23,7 +23,7 @@ import pyarrow.feather as feather
 from pyarrow import ArrowException
 
 from namesake.amber.wikidata import ENTITY_SCHEMA, RELATION_SCHEMA, ParsedBlock, combine_blocks
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 from namesake.outputs import atomic_directory
 from namesake.work_folder import input_identity, prepare_work_folder, read_json
 

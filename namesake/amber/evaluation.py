@@ -16,7 +16,7 @@ from pathlib import Path
 
 from datasets import Dataset, load_dataset
 
-from namesake.io import BadInputError, NamesakeError
+from namesake.errors import BadInputError, NamesakeError
 
 # 20%-wide bins of (p_head - p_tail) / p_tail, everything above 100% in the last one.
 GAP_BINS = ((0, 20), (20, 40), (40, 60), (60, 80), (80, 100), (100, math.inf))

@@ -15,7 +15,7 @@ import os
 from collections.abc import Sequence
 
 from namesake.amber.predictions import read_scored_predictions
-from namesake.io import BadInputError, NamesakeError
+from namesake.errors import BadInputError, NamesakeError
 
 #: our name -> ranx's fusion method
 METHODS = {

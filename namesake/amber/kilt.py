@@ -15,13 +15,8 @@ from dataclasses import dataclass, field
 import msgspec
 from msgspec import UNSET, Struct, UnsetType
 
-from namesake.io import (
-    JSON_LINE_ERRORS,
-    InputProblems,
-    describe_json_error,
-    map_blocks,
-    not_an_object,
-)
+from namesake.dumps.reading import map_blocks
+from namesake.errors import JSON_LINE_ERRORS, InputProblems, describe_json_error, not_an_object
 from namesake.text import get_tokens
 
 LEADING_WORDS = 350  # AmbER looks for answers in the first 350 whitespace tokens of a page

@@ -17,7 +17,8 @@ import os
 
 import pyarrow as pa
 
-from namesake.io import BadInputError, InputProblems, iter_line_blocks
+from namesake.dumps.reading import iter_line_blocks
+from namesake.errors import BadInputError, InputProblems
 
 PAGECOUNTS_EZ = "pagecounts-ez"
 PAGEVIEWS_COMPLETE = "pageviews-complete"

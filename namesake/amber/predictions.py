@@ -10,7 +10,8 @@ from collections.abc import Iterable
 
 import msgspec
 
-from namesake.io import BadInputError, iter_json_lines, iter_line_blocks
+from namesake.dumps.reading import iter_json_lines, iter_line_blocks
+from namesake.errors import BadInputError
 from namesake.outputs import atomic_file
 from namesake.trec import looks_like_run_line, read_scored_run, write_run
 

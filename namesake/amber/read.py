@@ -50,7 +50,7 @@ from pathlib import Path
 
 from namesake.amber.paper import TASK_NAMES
 from namesake.amber.reference import COLLECTION_NAMES
-from namesake.io import NamesakeError
+from namesake.errors import NamesakeError
 from namesake.outputs import atomic_file
 from namesake.papers import NOT_IN_PAPER, paper
 from namesake.text import token_f1

@@ -9,7 +9,7 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 
 COLLECTIONS = ("human", "nonhuman")
 COLLECTION_NAMES = {"human": "AmbER-H", "nonhuman": "AmbER-N"}  # as the paper names them

@@ -33,8 +33,10 @@ from namesake.amber.dataset import (
 from namesake.amber.instances import TASKS
 from namesake.amber.reference import COLLECTIONS
 from namesake.build_report import BuildReport
-from namesake.io import BadInputError, NamesakeError, StageTimer, iter_json_lines
+from namesake.dumps.reading import iter_json_lines
+from namesake.errors import BadInputError, NamesakeError
 from namesake.outputs import atomic_directory
+from namesake.timing import StageTimer
 
 RELEASE_SOURCE = "the AmbER authors' release"
 RELEASE_ORIGIN = (

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from namesake.amber.predictions import write_predictions
-from namesake.io import NamesakeError
+from namesake.errors import NamesakeError
 
 if TYPE_CHECKING:  # the retrievers import their libraries only when used
     from namesake.retrieval.base import Retriever

@@ -14,7 +14,7 @@ import msgspec
 import pyarrow as pa
 from msgspec import UNSET, Raw, Struct, UnsetType
 
-from namesake.io import JSON_LINE_ERRORS, describe_json_error, not_an_object, wrong_type
+from namesake.errors import JSON_LINE_ERRORS, describe_json_error, not_an_object, wrong_type
 
 ITEM_VALUE, QUANTITY_VALUE = 0, 1
 INSTANCE_OF = "P31"

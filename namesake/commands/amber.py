@@ -393,7 +393,7 @@ def _amber_push(args) -> None:
 
 def _amber_export(args) -> None:
     from namesake.amber.beir_export import export_beir
-    from namesake.io import NamesakeError
+    from namesake.errors import NamesakeError
 
     if args.distractors and args.pages != "set":
         raise NamesakeError("--distractors goes with --pages set")

@@ -19,7 +19,7 @@ from namesake.commands.arguments import (
     positive_int,
     probability,
 )
-from namesake.io import NamesakeError
+from namesake.errors import NamesakeError
 
 
 def register(groups) -> None:

@@ -21,7 +21,7 @@ from namesake.commands.arguments import (
     non_negative_int,
     positive_int,
 )
-from namesake.io import NamesakeError
+from namesake.errors import NamesakeError
 
 
 def register(groups) -> None:

@@ -13,7 +13,7 @@ from namesake.commands.arguments import (
     add_seed,
     positive_int,
 )
-from namesake.io import NamesakeError
+from namesake.errors import NamesakeError
 
 
 def register(groups) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from namesake.io import NamesakeError
+from namesake.errors import NamesakeError
 
 DATA_DIR = Path(__file__).resolve().parent
 METRICS_DIR = DATA_DIR / "metrics"

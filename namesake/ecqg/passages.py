@@ -17,7 +17,7 @@ from collections.abc import Iterable, Iterator
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 from namesake.outputs import atomic_file
 from namesake.retrieval.corpus import Document, Passage, read_kilt_documents, split_passages
 from namesake.wikipedia.dump import iter_pages
@@ -111,7 +111,7 @@ def checked_parquet_columns(
     path: str | os.PathLike, required: Iterable[str], what: str, hint: str = ""
 ) -> list[str]:
     """The column names of the Parquet file `path`, once it is known to have `required`;
-    otherwise a :class:`namesake.io.BadInputError` names the file and what is wrong (missing,
+    otherwise a :class:`namesake.errors.BadInputError` names the file and what is wrong (missing,
     not Parquet, or the missing columns). `what` names the kind of file in the message."""
     try:
         names = pq.read_schema(path).names
@@ -139,7 +139,7 @@ def read_passages(
 
     The file must have the columns ``id``, ``title`` and ``text`` (``wikipedia_id`` is
     optional); otherwise, or when it is missing or not Parquet, a
-    :class:`namesake.io.BadInputError` names the file and what is wrong (the missing
+    :class:`namesake.errors.BadInputError` names the file and what is wrong (the missing
     columns). `columns` selects the columns returned (default: all); `max_passages` keeps the
     first rows only.
     """

@@ -40,7 +40,7 @@ from namesake.ecqg.filtering import (
     hardness_filter,
     no_answer_filter,
 )
-from namesake.io import BadInputError, NamesakeError
+from namesake.errors import BadInputError, NamesakeError
 from namesake.outputs import atomic_file
 from namesake.retrieval.corpus import Document
 

@@ -17,7 +17,7 @@ import json
 import os
 from pathlib import Path
 
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 from namesake.retrieval.dense import passage_input
 from namesake.retrieval.encoders import title_separator
 

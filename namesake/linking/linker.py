@@ -29,7 +29,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from namesake.bundled_models import SPACY_MODEL
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 from namesake.linking.inputs import (
     mark_mention,
     mention_markers,

@@ -45,7 +45,7 @@ import numpy as np
 import Stemmer
 from tqdm.auto import tqdm
 
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 from namesake.outputs import atomic_directory
 from namesake.retrieval.bm25s_without_jax import Tokenizer, bm25s  # never starts JAX
 from namesake.retrieval.candidates import candidate_rows, ranked

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import msgspec
 from msgspec import Struct
 
-from namesake.io import iter_json_lines
+from namesake.dumps.reading import iter_json_lines
 
 PASSAGE_WORDS = 100  # DPR's passage length, in whitespace-separated words
 

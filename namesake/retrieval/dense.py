@@ -62,7 +62,7 @@ import numpy as np
 from tqdm.auto import tqdm
 
 from namesake.bundled_models import MINILM_HUB_ID, minilm_path
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 from namesake.outputs import atomic_directory
 from namesake.retrieval.candidates import candidate_rows, ranked, stored_vectors
 from namesake.retrieval.corpus import (

@@ -8,7 +8,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 from namesake.retrieval.dense import DenseRetriever
 from namesake.retrieval.encoders import DEFAULT_CONTEXT_ENCODER, DEFAULT_QUESTION_ENCODER, DPR
 from namesake.retrieval.storage import SETTINGS_FILE

@@ -37,7 +37,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.feather as feather
 
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 from namesake.outputs import atomic_directory
 from namesake.retrieval.provenance import describe_corpus, describe_model, same_corpus, same_model
 from namesake.work_folder import prepare_work_folder, read_json, write_json

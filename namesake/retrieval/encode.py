@@ -30,7 +30,7 @@ import numpy as np
 import torch
 from tqdm.auto import tqdm
 
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 from namesake.retrieval import embeddings as store
 from namesake.retrieval.corpus import PASSAGE_WORDS
 from namesake.retrieval.dense import (

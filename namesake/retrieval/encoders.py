@@ -29,7 +29,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from namesake.io import BadInputError, NamesakeError
+from namesake.errors import BadInputError, NamesakeError
 
 SENTENCE_TRANSFORMERS = "sentence-transformers"
 DPR = "dpr"

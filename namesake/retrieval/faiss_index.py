@@ -38,7 +38,7 @@ import faiss
 import numpy as np
 from tqdm.auto import tqdm
 
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 from namesake.retrieval.embeddings import EmbeddingsFolder
 
 INDEX_TYPES = ("flat", "hnsw", "ivf", "ivfpq")

@@ -53,7 +53,7 @@ from pathlib import Path
 import numpy as np
 
 from namesake.bundled_models import BGE_SMALL, BGE_SMALL_HUB_ID, bge_small_path
-from namesake.io import BadInputError, NamesakeError
+from namesake.errors import BadInputError, NamesakeError
 from namesake.retrieval.onnx_runtime import cpu_session, cpu_workers, is_quantised
 
 ONNX_FILE = "model.onnx"

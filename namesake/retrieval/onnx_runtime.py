@@ -10,7 +10,7 @@ import mmap
 import os
 from pathlib import Path
 
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 
 #: the inputs of a BERT-like encoder graph; token_type_ids only where the model has them
 INPUTS = ("input_ids", "attention_mask", "token_type_ids")

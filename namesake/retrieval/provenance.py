@@ -32,7 +32,7 @@ from pathlib import Path
 
 from namesake import __version__
 from namesake.bundled_models import MINILM_HUB_ID, minilm_path
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 from namesake.retrieval.onnx_encoder import BUNDLED_PREFIX, bundled_folder
 from namesake.retrieval.storage import SETTINGS_FILE
 from namesake.work_folder import input_identity

@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from namesake.io import NamesakeError
+from namesake.errors import NamesakeError
 from namesake.retrieval.corpus import PASSAGE_WORDS, read_kilt_documents
 
 DEFAULT_DEPTH = 100

@@ -54,7 +54,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from namesake.io import BadInputError, NamesakeError
+from namesake.errors import BadInputError, NamesakeError
 from namesake.retrieval.onnx_runtime import INPUTS, cpu_session, cpu_workers, is_quantised
 
 BUNDLED = "bundled"

@@ -52,7 +52,7 @@ import numba
 import numpy as np
 from tqdm.auto import tqdm
 
-from namesake.io import BadInputError, NamesakeError
+from namesake.errors import BadInputError, NamesakeError
 from namesake.outputs import atomic_directory
 from namesake.retrieval.bm25 import _offer, _sift_down
 from namesake.retrieval.candidates import candidate_rows, ranked

@@ -18,7 +18,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.feather as feather
 
-from namesake.io import BadInputError, NamesakeError
+from namesake.errors import BadInputError, NamesakeError
 
 FORMAT_VERSION = 1
 SETTINGS_FILE = "retriever.json"

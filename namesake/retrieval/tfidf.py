@@ -49,7 +49,7 @@ import sklearn
 from sklearn.feature_extraction.text import HashingVectorizer
 from tqdm.auto import tqdm
 
-from namesake.io import BadInputError, NamesakeError
+from namesake.errors import BadInputError, NamesakeError
 from namesake.outputs import atomic_directory
 from namesake.retrieval.candidates import candidate_rows, ranked
 from namesake.retrieval.corpus import Document

@@ -25,7 +25,7 @@ import pyarrow as pa
 
 from namesake.amber.reference import COLLECTIONS
 from namesake.amber.retrieve import open_retriever
-from namesake.io import NamesakeError
+from namesake.errors import NamesakeError
 from namesake.space.documents import DocumentStore
 
 DATASET_DIR = "amber"

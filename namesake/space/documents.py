@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from tqdm.auto import tqdm
 
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 from namesake.outputs import atomic_file
 from namesake.retrieval.corpus import Document, read_kilt_documents
 

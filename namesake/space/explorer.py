@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 
 from namesake.ecqg.attention import PassageAttention, passage_stats
 from namesake.ecqg.entities import Entity, find_entities, load_ner
-from namesake.io import NamesakeError
+from namesake.errors import NamesakeError
 from namesake.metrics import load_metric
 from namesake.retrieval.corpus import split_passages
 from namesake.space.artifacts import Artifacts

@@ -23,7 +23,7 @@ from pathlib import Path
 import numpy as np
 
 from namesake.bundled_models import MINILM_HUB_ID
-from namesake.io import NamesakeError
+from namesake.errors import NamesakeError
 from namesake.metrics import metric_module
 from namesake.outputs import atomic_directory
 

@@ -13,8 +13,9 @@ from pathlib import Path
 import pyarrow as pa
 
 from namesake.build_report import BuildReport, warn_skipped
-from namesake.io import InputProblems, NamesakeError, StageTimer
+from namesake.errors import InputProblems, NamesakeError
 from namesake.outputs import atomic_directory
+from namesake.timing import StageTimer
 from namesake.wes.dataset import (
     corpus_config,
     corpus_table,

@@ -14,7 +14,7 @@ import yaml
 
 import namesake
 from namesake.dataset_folder import WrittenConfig, card_entries, read_shards, write_config
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 from namesake.papers import NOT_IN_PAPER, paper
 from namesake.wes.hard_negatives import hardness_table
 from namesake.wes.pairs import PAIR_SCHEMA

@@ -41,7 +41,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from namesake.io import BadInputError, NamesakeError
+from namesake.errors import BadInputError, NamesakeError
 from namesake.text import squad_normalize
 
 SHORT_ANSWER_MAX_TOKENS = 5

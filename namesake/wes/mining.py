@@ -10,7 +10,7 @@ learn which targets exist and where redirects point.
 Everything is Arrow: a full English dump holds ~100M links, which as Python tuples would
 not fit in memory, while three Arrow columns (two strings, one int64) do. Multistream dumps
 (`*-multistream.xml.bz2`) are split into ranges of whole bz2 streams handed to worker
-processes, like `namesake.io.map_blocks`; other files are read by one process.
+processes, like `namesake.dumps.reading.map_blocks`; other files are read by one process.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.feather as feather
 from tqdm.auto import tqdm
 
-from namesake.io import BadInputError, InputProblems
+from namesake.errors import BadInputError, InputProblems
 from namesake.outputs import atomic_directory
 from namesake.wikipedia.links import extract_links, normalize_title
 from namesake.work_folder import input_identity, prepare_work_folder, read_json

@@ -19,7 +19,8 @@ from xml.parsers import expat
 
 import rapidgzip
 
-from namesake.io import BadInputError, InputProblems, detect_compression, open_dump
+from namesake.dumps.reading import detect_compression, open_dump
+from namesake.errors import BadInputError, InputProblems
 
 CHUNK_BYTES = 1 << 20
 # A bz2 stream starts with "BZh", the block size digit and the magic of its first block

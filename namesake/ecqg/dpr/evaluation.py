@@ -32,7 +32,7 @@ from typing import NamedTuple
 
 import regex
 
-from namesake.io import BadInputError, NamesakeError
+from namesake.errors import BadInputError, NamesakeError
 from namesake.outputs import atomic_file
 from namesake.papers import NOT_IN_PAPER, paper
 

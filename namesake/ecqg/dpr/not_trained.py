@@ -15,7 +15,7 @@ import json
 import os
 from pathlib import Path
 
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 from namesake.outputs import atomic_file
 
 FILE = "not_trained.json"

@@ -13,7 +13,7 @@ from __future__ import annotations
 import json
 import os
 
-from namesake.io import BadInputError
+from namesake.errors import BadInputError
 
 #: the labels of QA-Overlap's evaluate.py, in its order
 LABELS = (

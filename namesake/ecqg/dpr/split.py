@@ -25,7 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
-from namesake.io import BadInputError, NamesakeError
+from namesake.errors import BadInputError, NamesakeError
 from namesake.outputs import atomic_file
 
 logger = logging.getLogger(__name__)

@@ -1,10 +1,9 @@
-"""Reading dumps (bz2/gzip/plain, streamed) and the errors that name a bad input.
-
-Writing outputs is `namesake.outputs`'s job.
+"""Reading dumps (bz2/gzip/plain, streamed) in blocks of whole lines.
 
 Dumps are read as bytes in large blocks of whole lines, decompressed in background
 threads (libbz2 or rapidgzip), while the caller parses the previous block, in this process
-or in worker processes (`map_blocks`).
+or in worker processes (`map_blocks`). A malformed line is a `namesake.errors.BadInputError`
+naming the file and line.
 """
 
 from __future__ import annotations
@@ -15,165 +14,22 @@ import ctypes
 import functools
 import gzip
 import io
-import itertools
 import os
 import queue
-import re
 import threading
-import time
 import zlib
-from collections import Counter, deque
-from collections.abc import Callable, Iterable, Iterator
+from collections import deque
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 import rapidgzip
 
+from namesake.errors import JSON_LINE_ERRORS, BadInputError, describe_json_error
+
 BZ2_MAGIC = b"BZh"
 GZIP_MAGIC = b"\x1f\x8b"
 CHUNK_BYTES = 8 << 20
-
-
-class NamesakeError(Exception):
-    """An error the command line reports in one line, without a traceback."""
-
-
-class BadInputError(NamesakeError, ValueError):
-    """An input file is malformed; names the file and, where known, the line."""
-
-    def __init__(self, path: str | os.PathLike, line: int | None, message: str):
-        self.path, self.line, self.message = str(path), line, message
-        where = f"{self.path}:{line}" if line is not None else self.path
-        super().__init__(f"{where}: {message}")
-
-    def __reduce__(self):  # keep the three fields when raised inside a worker process
-        return (type(self), (self.path, self.line, self.message))
-
-
-class InputProblems:
-    """Tallies bad input lines: raises on the first one in strict mode, else counts them,
-    keeping the first few lines of each kind and what was wrong with each (`summary`)."""
-
-    MAX_EXAMPLES = 3
-
-    def __init__(self, strict: bool = False):
-        self.strict = strict
-        self.counts: Counter[tuple[str, str]] = Counter()
-        self.examples: dict[tuple[str, str], list[int | None]] = {}
-        self.details: dict[tuple[str, str], list[str]] = {}  # beside `examples`, line for line
-
-    def report(self, path: str | os.PathLike, line: int | None, kind: str, detail: str = ""):
-        if self.strict:
-            raise BadInputError(path, line, f"{kind}{': ' + detail if detail else ''}")
-        key = (str(path), kind)
-        self.counts[key] += 1
-        examples = self.examples.setdefault(key, [])
-        if len(examples) < self.MAX_EXAMPLES:
-            examples.append(line)
-            self.details.setdefault(key, []).append(detail)
-
-    def merge(self, path: str | os.PathLike, problems: Iterable[tuple[int, str, str]]):
-        for line, kind, detail in problems:
-            self.report(path, line, kind, detail)
-
-    def total(self) -> int:
-        return sum(self.counts.values())
-
-    def summary(self) -> list[str]:
-        """One line per file and kind: 'FILE: skipped 2 line(s): wrong type (line 91:
-        sitelinks is a string, not an object; line 95: ...)'."""
-        lines = []
-        for (path, kind), count in sorted(self.counts.items()):
-            numbers = self.examples.get((path, kind), [])
-            details = self.details.get((path, kind), [])
-            if any(details):
-                where = "; ".join(
-                    f"line {n}: {_shorten(d)}" if d else f"line {n}"
-                    for n, d in itertools.zip_longest(numbers, details[: len(numbers)])
-                )
-            else:
-                where = "e.g. line " + ", ".join(str(n) for n in numbers)
-            lines.append(f"{path}: skipped {count} line(s): {kind} ({where})")
-        return lines
-
-
-def _shorten(text: str, limit: int = 120) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
-#: how a JSON type reads in a message, by Python type of the decoded value (`json_type`) and
-#: by msgspec's name for it (`describe_json_error`)
-_JSON_TYPES = {
-    type(None): "null",
-    bool: "true or false",
-    int: "a number",
-    float: "a number",
-    str: "a string",
-    list: "a list",
-    dict: "an object",
-}
-_MSGSPEC_TYPES = {
-    "null": "null",
-    "bool": "true or false",
-    "int": "an integer",
-    "float": "a number",
-    "str": "a string",
-    "array": "a list",
-    "object": "an object",
-}
-
-
-def json_type(value: object) -> str:
-    """'a string', 'a list', 'an object', 'a number', 'true or false' or 'null'."""
-    return _JSON_TYPES.get(type(value), type(value).__name__)
-
-
-def wrong_type(field: str, value: object, expected: str) -> str:
-    """The reason a field of a decoded JSON record has the wrong type, in words:
-    ``wrong_type("sitelinks", "x", "an object")`` -> 'sitelinks is a string, not an object'."""
-    return f"{field} is {json_type(value)}, not {expected}"
-
-
-def not_an_object(line: bytes) -> str:
-    """Why a JSON line that is not '{...}' is not a record (the detail of a "not JSON" line
-    that a pre-filter rejects before decoding)."""
-    if line.startswith(b"{"):
-        end = line[-40:].decode(errors="replace")
-        return f"cut short: no closing '}}' (the line ends ...{end})"
-    return f"not an object: the line starts {line[:40].decode(errors='replace')!r}"
-
-
-#: what a typed msgspec decoder raises on a line that is not a record, besides its
-#: DecodeError (ValidationError included): a string that is not UTF-8, nesting too deep
-JSON_LINE_ERRORS: tuple[type[BaseException], ...] = (UnicodeDecodeError, RecursionError)
-
-
-def describe_json_error(exc: BaseException) -> tuple[str, str]:
-    """(kind, detail) of the error a typed decoder raised on one line, in words: ("not
-    JSON", why), ("not UTF-8", where), ("missing field id", "in output"), ("wrong type",
-    "output.provenance is a string, not a list"), else ("invalid field", msgspec's words).
-    The kind groups lines in `InputProblems`; the detail is the line's own."""
-    import msgspec
-
-    if isinstance(exc, UnicodeDecodeError):
-        return "not UTF-8", f"byte {exc.object[exc.start : exc.end].hex()} ({exc.reason})"
-    if isinstance(exc, RecursionError):
-        return "not JSON", "nested too deeply"
-    text = str(exc)
-    if not isinstance(exc, msgspec.ValidationError):
-        return "not JSON", text
-    message, _, at = text.partition(" - at `")
-    location = at.removesuffix("`").removeprefix("$").removeprefix(".")
-    missing = re.fullmatch(r"Object missing required field `(.*)`", message)
-    if missing:
-        return f"missing field {missing[1]}", f"in {location}" if location else ""
-    types = re.fullmatch(r"Expected `(.*)`, got `(.*)`", message)
-    if types:
-        expected = " or ".join(_MSGSPEC_TYPES.get(t, t) for t in types[1].split(" | "))
-        got = _MSGSPEC_TYPES.get(types[2], types[2])
-        got = "a number" if types[2] in ("int", "float") else got
-        return "wrong type", f"{location or 'the line'} is {got}, not {expected}"
-    return "invalid field", f"{location}: {message}" if location else message
 
 
 def detect_compression(path: str | os.PathLike) -> str:
@@ -502,7 +358,7 @@ def iter_line_blocks(
     block. A corrupt compressed stream raises BadInputError naming the file and the last
     line read; a file that does not end with a newline still yields its last line.
 
-    With `reading` (a `namesake.dump_restart.DumpReading`), the pass starts where it says
+    With `reading` (a `namesake.dumps.restart.DumpReading`), the pass starts where it says
     and each item carries a third element: a restart point after the block, or None.
     """
     return _read_ahead(_line_blocks(path, threads, block_bytes or CHUNK_BYTES, reading))
@@ -598,7 +454,7 @@ def map_blocks(
 
     With `reading` (see `iter_line_blocks`), yields (result, restart point or None).
     """
-    # imported here, not with the module (tqdm ~50 ms, multiprocessing ~10 ms): namesake.io
+    # imported here, not with the module (tqdm ~50 ms, multiprocessing ~10 ms): this module
     # is part of every command's start-up, --help included
     from multiprocessing import get_context
 
@@ -673,16 +529,3 @@ def iter_json_lines(path: str | os.PathLike, decoder) -> Iterator[tuple[int, obj
                 message = f"{kind}: {detail}" if detail else kind
                 raise BadInputError(path, line_no, message) from None
             yield line_no, record
-
-
-class StageTimer:
-    """Writes the wall-clock seconds of each stage of a build into `seconds`, in order."""
-
-    def __init__(self, seconds: dict[str, float]):
-        self.seconds = seconds
-        self._last = time.perf_counter()
-
-    def lap(self, stage: str) -> None:
-        now = time.perf_counter()
-        self.seconds[stage] = now - self._last
-        self._last = now

@@ -36,7 +36,8 @@ from typing import BinaryIO
 import numpy as np
 import rapidgzip
 
-from namesake.io import BadInputError, detect_compression, open_dump
+from namesake.dumps.reading import detect_compression, open_dump
+from namesake.errors import BadInputError
 
 #: text between two restart points: at stage 1's speed on one worker (~27 MB/s, see
 #: benchmarks/README.md) about 2.5 minutes of work, the most a killed pass loses
