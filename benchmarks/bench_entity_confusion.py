@@ -25,7 +25,6 @@ hashes ("warm", best of the repeats).
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import json
 import os
 import resource
@@ -90,9 +89,9 @@ def peak_rss_mb() -> float:
 
 def worker(mode: str, rankings: str, n_queries: int, n_docs: int, repeat: int) -> dict:
     if mode == "bare":
-        spec = importlib.util.spec_from_file_location("ec", MODULE_DIR / "entity_confusion.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
+        from namesake.metrics import metric_module
+
+        module = metric_module("entity_confusion")
 
         def run():
             return module.compute_entity_confusion(predictions, references, k_values=K_VALUES)

@@ -144,7 +144,7 @@ def one_thread_encoder(module, folder: str, batching: str, graph, share_runs: bo
     `share_runs`: texts of one length share runs (for a graph scaled per text)."""
     encoder = module.SpanEncoder(folder, 64, 64, True, batching=batching)
     encoder.workers, encoder.share_runs = 1, share_runs
-    encoder.model = module._onnx_session(graph, 1)
+    encoder.model = module.span_encoder._onnx_session(graph, 1)
     return encoder
 
 
@@ -154,7 +154,7 @@ def main(argv=None) -> int:
 
     args = parse_args(argv)
     module = metric_module("wes_similarity")
-    folder = module._local_model(module.DEFAULT_SCORER["encoder"])
+    folder = module.scorers._local_model(module.DEFAULT_SCORER["encoder"])
     model_file = str(Path(folder, module.ONNX_FILE))
     records = read_judged().records
     dev = [r for r in records if r.split == "dev"]

@@ -15,6 +15,7 @@ from __future__ import annotations
 import functools
 import importlib.util
 import os
+import sys
 from pathlib import Path
 
 import evaluate
@@ -48,9 +49,22 @@ def load_metric(name: str, path: str | os.PathLike | None = None):
 @functools.cache
 def metric_module(name: str):
     """The bundled evaluate module ``name``'s script, imported as a plain Python module: its
-    constants and functions (the WES scorers, their features) without evaluate's loader."""
-    path = metric_path(name) / f"{name}.py"
-    spec = importlib.util.spec_from_file_location(f"namesake_{name}", path)
+    constants and functions (the WES scorers, their features) without evaluate's loader.
+
+    The only place namesake imports a metric's code (a test checks it). The script is
+    imported as a package over its folder, as `evaluate.load` imports it, so that the
+    modules beside it (``from .scorers import ...``) import too; they are its attributes
+    (``metric_module("wes_similarity").span_encoder``)."""
+    folder = metric_path(name)
+    package = f"namesake_metric_{name}"
+    spec = importlib.util.spec_from_file_location(
+        package, folder / f"{name}.py", submodule_search_locations=[str(folder)]
+    )
     module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    sys.modules[package] = module  # where its relative imports look for their package
+    try:
+        spec.loader.exec_module(module)
+    except BaseException:
+        del sys.modules[package]
+        raise
     return module

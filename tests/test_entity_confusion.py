@@ -7,7 +7,8 @@ from pathlib import Path
 import evaluate
 import numpy as np
 import pytest
-from conftest import load_module
+
+from namesake.metrics import metric_module
 
 MODULE_DIR = Path(__file__).parent.parent / "metrics" / "entity_confusion"
 
@@ -19,9 +20,8 @@ def metric():
 
 @pytest.fixture(scope="module")
 def bare_compute():
-    """The module's plain function, imported from the file (no evaluate machinery)."""
-    module = load_module(MODULE_DIR / "entity_confusion.py", "entity_confusion_bare")
-    return module.compute_entity_confusion
+    """The module's plain function, without evaluate's machinery (`metric_module`)."""
+    return metric_module("entity_confusion").compute_entity_confusion
 
 
 def ref(gold, confusers, is_head, set_id):

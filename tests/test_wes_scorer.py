@@ -236,7 +236,7 @@ def test_earlier_defaults_stay_loadable_by_name_and_score_as_published(name, fea
     module = metric_module("wes_similarity")
     config = module.DEFAULT_SCORERS[name]
     parts = {part for f in config["combiner"]["features"] for part in f.split("*")}
-    assert parts <= set(getattr(module, features)) | set(module.DERIVED_FEATURES)
+    assert parts <= set(getattr(module.features, features)) | set(module.DERIVED_FEATURES)
     metric = evaluate.load(str(MODULE_DIR))
     result = metric.compute(**EXAMPLE, model_name_or_path=name)
     assert result["model"] == name and result["threshold"] == config["threshold"]

@@ -3,13 +3,15 @@
 import ast
 import json
 import math
+import shutil
 from pathlib import Path
 
 import evaluate
 import numpy as np
 import pytest
-from conftest import load_module
 from tiny_models import save_tiny_bert
+
+from namesake.wes.metric_code import wes_similarity_code
 
 MODULE_DIR = Path(__file__).parent.parent / "metrics" / "wes_similarity"
 
@@ -21,8 +23,8 @@ def metric():
 
 @pytest.fixture(scope="module")
 def bare():
-    """The module file imported directly (no evaluate machinery)."""
-    return load_module(MODULE_DIR / "wes_similarity.py", "wes_similarity_bare")
+    """The metric's code without evaluate's machinery, as namesake reads it (the facade)."""
+    return wes_similarity_code()
 
 
 @pytest.fixture(scope="module")
@@ -32,14 +34,42 @@ def tiny_cross_encoder(tmp_path_factory):
 
 
 def test_module_is_self_contained():
-    tree = ast.parse((MODULE_DIR / "wes_similarity.py").read_text())
-    imported = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            imported |= {alias.name.split(".")[0] for alias in node.names}
-        elif isinstance(node, ast.ImportFrom):
-            imported.add(node.module.split(".")[0])
-    assert "namesake" not in imported
+    """No module of the metric imports namesake; its modules import each other relatively,
+    and the script imports every one of them itself: evaluate's loader copies only the
+    sibling modules that the script imports (not those its siblings import)."""
+    siblings = {path.stem for path in MODULE_DIR.glob("*.py")} - {"wes_similarity", "app"}
+    assert siblings == {"answer_text", "features", "frozen_scorers", "scorers", "span_encoder"}
+    for path in MODULE_DIR.glob("*.py"):
+        absolute, relative = set(), set()
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                absolute |= {alias.name.split(".")[0] for alias in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.level:
+                relative.add(node.module)
+            elif isinstance(node, ast.ImportFrom):
+                absolute.add(node.module.split(".")[0])
+        assert "namesake" not in absolute, path.name
+        assert relative <= siblings, path.name
+        if path.stem == "wes_similarity":
+            assert relative == siblings
+
+
+def test_the_metric_folder_loads_with_evaluate_from_a_copy_outside_the_checkout(tmp_path):
+    """What a user does with the folder (or the Hub does with its files): evaluate.load from
+    anywhere, sibling modules and all, with the same scores as namesake's copy."""
+    copy = tmp_path / "elsewhere" / "wes_similarity"
+    shutil.copytree(MODULE_DIR, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    moved = evaluate.load(str(copy))
+    assert not moved.__module__.startswith("namesake")
+    inputs = {
+        "predictions": ["NYC", "It is not in Madrid.", "Robert Falcon Scott"],
+        "references": [["New York City"], ["Madrid"], ["Roald Amundsen"]],
+    }
+    result = moved.compute(**inputs)
+    assert result["model"] == "namesake-wes-scorer-v4"
+    code = wes_similarity_code()
+    expected = code.resolve_scorer(None).score(None, inputs["references"], inputs["predictions"])
+    assert result["scores"] == [float(s) for s in expected]
 
 
 def test_text_metrics_copy_matches_namesake(bare):
@@ -193,7 +223,7 @@ def test_a_rewritten_model_that_disagrees_is_not_used(bare, bge_int8, monkeypatc
     """If the model scaled per text did not reproduce the runs alone (here: the model as
     saved, scaled per run, handed back as if rewritten), every text runs alone, and says so."""
     saved = Path(bge_int8, "model.onnx").read_bytes()
-    monkeypatch.setattr(bare, "per_text_scales", lambda graph: saved)
+    monkeypatch.setattr(bare.span_encoder, "per_text_scales", lambda graph: saved)
     with pytest.warns(UserWarning, match="does not reproduce its own runs"):
         encoder = bare.SpanEncoder(bge_int8, 64, batching="alone")
     assert not encoder.share_runs
@@ -238,7 +268,7 @@ def test_a_model_without_run_time_quantisation_is_not_rewritten(bare, tmp_path):
 def test_stems_and_disjoint_answers(bare, answer, gold, stems, disjoint):
     scored = bare.committed_text(answer, [gold]) or answer
     features = dict(
-        zip(bare.HYBRID_FEATURES[-7:], bare._mention_features([gold], scored), strict=True)
+        zip(bare.HYBRID_FEATURES[-7:], bare.features._mention_features([gold], scored), strict=True)
     )
     assert features["stem_recall"] == pytest.approx(stems)
     assert features["lexically_disjoint"] == disjoint

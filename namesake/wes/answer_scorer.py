@@ -24,8 +24,8 @@ import numpy as np
 
 from namesake.bundled_models import MINILM_HUB_ID
 from namesake.errors import NamesakeError
-from namesake.metrics import metric_module
 from namesake.outputs import atomic_directory
+from namesake.wes.metric_code import wes_similarity_code
 
 # The Hub model each known encoder reference is (a model card's `base_model`).
 BASE_MODELS = {
@@ -67,7 +67,7 @@ def combiner_features(base_features: Sequence[str]) -> list[str]:
 def withhold_question(features: np.ndarray) -> np.ndarray:
     """The HYBRID_FEATURES of the same answers scored without their question: only
     `has_question` and `reference_in_question` read the question, so no model runs again."""
-    names = metric_module("wes_similarity").HYBRID_FEATURES
+    names = wes_similarity_code().HYBRID_FEATURES
     out = features.copy()
     out[:, names.index("has_question")] = 0.0
     out[:, names.index("reference_in_question")] = 0.0
@@ -82,7 +82,7 @@ def _require_dev_answers(records: Sequence) -> None:
 def surname_pairs(records: Sequence, features: np.ndarray) -> np.ndarray:
     """The WES name pairs (records without a question) whose name is a surname alone of the
     other (`surname_match`, features version 4): left out of the fit (`training_rows`)."""
-    names = metric_module("wes_similarity").HYBRID_FEATURES
+    names = wes_similarity_code().HYBRID_FEATURES
     column = names.index("surname_match")
     if features.shape[1] <= column:
         return np.zeros(len(records), dtype=bool)
@@ -128,7 +128,7 @@ def write_scorer_config(folder: str | os.PathLike, kind: str, threshold: float, 
     scorer's kind, its threshold and any JSON-able `info`. The threshold travels with the
     model because a score's scale is the model's own (a sigmoid, a cosine, a regression's
     probability): only a threshold chosen on held-out data for this model means anything."""
-    module = metric_module("wes_similarity")
+    module = wes_similarity_code()
     path = Path(folder) / module.SCORER_FILE
     config = {
         "format": module.SCORER_FORMAT,
@@ -144,7 +144,7 @@ def write_scorer_config(folder: str | os.PathLike, kind: str, threshold: float, 
 
 def read_scorer_config(folder: str | os.PathLike) -> dict:
     """A saved scorer's checked `scorer.json`, read as the metric reads it."""
-    config = metric_module("wes_similarity").read_scorer_config(str(folder))
+    config = wes_similarity_code().read_scorer_config(str(folder))
     if config is None:
         raise NamesakeError(f"{folder}: no scorer.json, not a saved WES scorer")
     return config
@@ -154,7 +154,7 @@ class AnswerScorer:
     """A saved scorer (or the metric's default, `name=None`) as a callable."""
 
     def __init__(self, name: str | None, batch_size: int = 64):
-        self.scorer = metric_module("wes_similarity").resolve_scorer(name)
+        self.scorer = wes_similarity_code().resolve_scorer(name)
         self.name = name or self.scorer.model
         self.kind, self.threshold = self.scorer.kind, self.scorer.threshold
         self.batch_size = batch_size
@@ -193,10 +193,10 @@ def hybrid_features(
 ) -> np.ndarray:
     """The metric's HYBRID_FEATURES of each answer, with the encoder `encoder`; `version`:
     the feature extraction's (default: the current FEATURES_VERSION)."""
-    module = metric_module("wes_similarity")
+    module = wes_similarity_code()
     version = version or module.FEATURES_VERSION
     span_encoder = module.SpanEncoder(
-        module._local_model(encoder),
+        module.scorers._local_model(encoder),
         max_length,
         batch_size,
         quantize,
@@ -211,7 +211,7 @@ def fit_combiner(features: np.ndarray, labels, weights=None, c: float = 1.0) -> 
     LogisticCombiner reads."""
     from sklearn.linear_model import LogisticRegression
 
-    module = metric_module("wes_similarity")
+    module = wes_similarity_code()
     names = combiner_features(module.HYBRID_FEATURES)
     design = module.LogisticCombiner(
         {"features": names, "mean": [0], "scale": [1], "coef": [0], "intercept": 0}
@@ -267,9 +267,7 @@ def fit_hybrid_scorer(
     config = save_hybrid_scorer(
         out, encoder, combiner, threshold, max_length, trained_on, wes_weight
     )
-    return config, metric_module("wes_similarity").LogisticCombiner(combiner).predict_proba(
-        features
-    )
+    return config, wes_similarity_code().LogisticCombiner(combiner).predict_proba(features)
 
 
 def fit_scorer_with_report(
@@ -291,7 +289,7 @@ def fit_scorer_with_report(
     from namesake.wes.classic_metrics import classic_scorers
     from namesake.wes.judge import evaluate_scorers, markdown_tables
 
-    default = metric_module("wes_similarity").DEFAULT_SCORER
+    default = wes_similarity_code().DEFAULT_SCORER
     wes_weight = default["wes_weight"] if wes_weight is None else wes_weight
     if wes_weight < 0:
         raise NamesakeError(f"--wes-weight must be 0 or more, got {wes_weight}")
@@ -333,7 +331,7 @@ def fit_hybrid(
 
     design, labels, weights, is_qa = training_rows(records, features, wes_weight)
     combiner = fit_combiner(design, labels, weights, c)
-    predict = metric_module("wes_similarity").LogisticCombiner(combiner).predict_proba
+    predict = wes_similarity_code().LogisticCombiner(combiner).predict_proba
     return combiner, best_threshold(labels[is_qa], predict(design[is_qa]))
 
 
@@ -372,7 +370,7 @@ def save_hybrid_scorer(
             max_length=max_length,
             quantize=True,
             combiner=combiner,
-            features_version=metric_module("wes_similarity").FEATURES_VERSION,
+            features_version=wes_similarity_code().FEATURES_VERSION,
             threshold_chosen_on="accuracy on the judged dev answers, with and without questions",
             question_regimes=question_regimes(wes_weight),
             wes_weight=wes_weight,

@@ -319,9 +319,9 @@ def wes_similarity_scorer(model: str | None = None, metric_path: str | None = No
 
     score.model = model or "default"
     if model is None:  # the default's saved threshold, for "accuracy @ saved threshold"
-        from namesake.metrics import metric_module
+        from namesake.wes.metric_code import wes_similarity_code
 
-        score.threshold = metric_module("wes_similarity").DEFAULT_SCORER["threshold"]
+        score.threshold = wes_similarity_code().DEFAULT_SCORER["threshold"]
     return score
 
 
