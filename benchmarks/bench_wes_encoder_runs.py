@@ -150,7 +150,7 @@ def one_thread_encoder(module, folder: str, batching: str, graph, share_runs: bo
 
 def main(argv=None) -> int:
     from namesake.metrics import metric_module
-    from namesake.wes.judgments import read_judged
+    from namesake.wes.scoring.judgments import read_judged
 
     args = parse_args(argv)
     module = metric_module("wes_similarity")

@@ -37,7 +37,7 @@ from namesake.amber.statistics import (  # noqa: E402
     paired_randomization_test,
 )
 from namesake.metrics import metric_module  # noqa: E402
-from namesake.wes.answer_scorer import withhold_question  # noqa: E402
+from namesake.wes.scoring.answer_scorer import withhold_question  # noqa: E402
 
 # (scorer, the study's feature cache it reads: the extraction version it was fitted on)
 SCORERS = (

@@ -1,8 +1,8 @@
 """The encoder study behind the metric's default answer scorer (issue 25).
 
 For each encoder, the hybrid scorer (lexical evidence, best-span cosine, one logistic
-regression; `namesake.wes.answer_scorer`) is fitted on the dev split and measured on the test
-split of the same data:
+regression; `namesake.wes.scoring.answer_scorer`) is fitted on the dev split and measured on
+the test split of the same data:
 
 - EVOUNA (the bundled NQ and TriviaQA answers judged by people), scored **with** the question
   and **without** it (the call `compute(predictions, references)`), over all answers and over
@@ -42,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from namesake.metrics import metric_module
-from namesake.wes.answer_scorer import (
+from namesake.wes.scoring.answer_scorer import (
     fit_combiner,
     fit_hybrid,
     hybrid_features,
@@ -51,8 +51,8 @@ from namesake.wes.answer_scorer import (
     training_rows,
     withhold_question,
 )
-from namesake.wes.judgments import read_judged, wes_judged_answers
-from namesake.wes.thresholds import accuracy_at, best_threshold, roc_auc
+from namesake.wes.scoring.judgments import read_judged, wes_judged_answers
+from namesake.wes.scoring.thresholds import accuracy_at, best_threshold, roc_auc
 
 ROOT = Path(__file__).resolve().parent.parent
 FIT_CONFIGS = ("2016thresh1pairs", "2016thresh1hardpairs")

@@ -78,7 +78,7 @@ def make_inputs(n_examples: int, n_refs: int, seed: int = 0):
 
 def evouna_inputs(n_examples: int, seed: int = 0):
     """A seeded sample of the shipped EVOUNA answers: (questions, predictions, references)."""
-    from namesake.wes.judgments import evouna_paths, read_judged
+    from namesake.wes.scoring.judgments import evouna_paths, read_judged
 
     records = read_judged(evouna_paths()).records
     rng = np.random.default_rng(seed)

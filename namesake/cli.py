@@ -5,7 +5,18 @@ from __future__ import annotations
 import argparse
 import sys
 
-from namesake.commands import amber, compare_runs, ecqg, fuse, paper, retrieval, wes
+from namesake.commands import (
+    amber,
+    compare_runs,
+    ecqg,
+    encode,
+    evaluate,
+    fuse,
+    index,
+    paper,
+    retrieve,
+    wes,
+)
 from namesake.commands.arguments import checked_outputs
 from namesake.errors import NamesakeError
 
@@ -25,7 +36,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="namesake", description=__doc__)
     groups = parser.add_subparsers(dest="group", required=True)
     amber.register(groups)
-    retrieval.register(groups)
+    encode.register(groups)
+    index.register(groups)
+    retrieve.register(groups)
+    evaluate.register(groups)
     compare_runs.register(groups)
     fuse.register(groups)
     ecqg.register(groups)

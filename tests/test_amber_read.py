@@ -15,7 +15,7 @@ from tiny_models import (
 
 from namesake.amber.evaluation import load_amber
 from namesake.amber.predictions import read_predictions
-from namesake.amber.read import (
+from namesake.amber.readers import (
     NOT_ENOUGH_INFO,
     REFUTES,
     SUPPORTS,

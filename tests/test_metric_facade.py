@@ -1,6 +1,6 @@
 """namesake reads the metrics' code in one place: `namesake.metrics.metric_module` loads a
 metric's script (as a package over its folder, as evaluate does), and namesake's WES code goes
-through `namesake.wes.metric_code`. Nothing else imports a metric by path."""
+through `namesake.wes.scoring.metric_code`. Nothing else imports a metric by path."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 SOURCES = ("namesake", "training", "tests", "benchmarks", "dataset_scripts", "space_app")
 LOADER = ROOT / "namesake" / "metrics.py"
-WES_FACADE = ROOT / "namesake" / "wes" / "metric_code.py"
+WES_FACADE = ROOT / "namesake" / "wes" / "scoring" / "metric_code.py"
 # loading a file by path: importlib's spec, or the tests' helper for scripts
 BY_PATH = re.compile(r"spec_from_file_location|\bload_module\(")
 METRIC_PATH = re.compile(r"metrics[/\"' ]|MODULE_DIR|metric_path")

@@ -22,7 +22,7 @@ from wes_data import (
     wes_rows,
 )
 
-from namesake.wes.thresholds import roc_auc
+from namesake.wes.scoring.thresholds import roc_auc
 
 # `trained`: a run on the *hardpairs config, whose extra column the script must ignore
 script, tiny, trained = wes_fixtures("train_wes_bi_encoder", config=HARD_CONFIG)
@@ -96,7 +96,7 @@ def test_cosent_loss_is_the_pairwise_sum_and_deterministic(script):
 
 
 def test_output_is_a_sentence_transformer_with_scorer_json(tiny, trained):
-    from namesake.wes.answer_scorer import read_scorer_config
+    from namesake.wes.scoring.answer_scorer import read_scorer_config
 
     out, metrics = trained
     names = {p.name for p in out.iterdir()}
@@ -181,7 +181,7 @@ def test_card_keeps_hub_ids(script, tmp_path):
 def test_validation_file_replaces_the_validation_split(tiny, script, tmp_path):
     """--validation_file (Parquet here, with a column the script ignores) is what each epoch
     is validated on and where the cosine threshold is chosen."""
-    from namesake.wes.answer_scorer import read_scorer_config
+    from namesake.wes.scoring.answer_scorer import read_scorer_config
 
     rows = [row | {"note": ""} for row in wes_rows(SYNONYMS[19:22])]
     held_out = tmp_path / "held_out.parquet"

@@ -53,7 +53,7 @@ def test_scorer_json_carries_the_validation_threshold(tiny, trained, script):
     the validation split, as the saved model scores it."""
     from sentence_transformers import CrossEncoder
 
-    from namesake.wes.answer_scorer import read_scorer_config
+    from namesake.wes.scoring.answer_scorer import read_scorer_config
 
     out, metrics = trained
     scorer = read_scorer_config(out)
@@ -72,7 +72,7 @@ def test_scorer_json_carries_the_validation_threshold(tiny, trained, script):
 def test_validation_file_replaces_the_validation_split(tiny, script, tmp_path):
     """--validation_file (JSON lines here) is what each epoch is validated on and where the
     scorer's threshold is chosen."""
-    from namesake.wes.answer_scorer import read_scorer_config
+    from namesake.wes.scoring.answer_scorer import read_scorer_config
 
     rows = wes_rows(SYNONYMS[19:22])
     held_out = tmp_path / "held_out.jsonl"

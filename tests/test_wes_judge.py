@@ -16,16 +16,16 @@ import pytest
 
 from namesake.errors import BadInputError
 from namesake.text import squad_normalize
-from namesake.wes import judgments
-from namesake.wes.classic_metrics import (
+from namesake.wes.scoring import judgments
+from namesake.wes.scoring.classic_metrics import (
     CLASSIC_METRICS,
     LexicalScorer,
     available_metrics,
     make_scorer,
 )
-from namesake.wes.judge import evaluate_scorers, markdown_tables
-from namesake.wes.judgments import JudgedAnswer, answer_kind, evouna_paths, read_judged
-from namesake.wes.thresholds import accuracy_at, best_threshold, roc_auc
+from namesake.wes.scoring.judge import evaluate_scorers, markdown_tables
+from namesake.wes.scoring.judgments import JudgedAnswer, answer_kind, evouna_paths, read_judged
+from namesake.wes.scoring.thresholds import accuracy_at, best_threshold, roc_auc
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -241,7 +241,7 @@ def test_split_is_question_disjoint_deterministic_and_even(evouna):
     expected = ("dev", "test")[int.from_bytes(digest[:8], "big") % 2]
     assert judgments.question_split("nq", "Who got the first Nobel Prize in physics?") == expected
     code = (
-        "from namesake.wes.judgments import question_split as s;"
+        "from namesake.wes.scoring.judgments import question_split as s;"
         "print([s('tq', q) for q in ('a', 'b', 'c', 'd', 'e', 'f')])"
     )
     runs = {

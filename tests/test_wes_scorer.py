@@ -13,14 +13,14 @@ from tiny_models import save_tiny_bert
 from namesake.cli import main
 from namesake.errors import NamesakeError
 from namesake.metrics import metric_module
-from namesake.wes.answer_scorer import (
+from namesake.wes.scoring.answer_scorer import (
     PRODUCTS,
     combiner_features,
     fit_combiner,
     fit_hybrid_scorer,
     training_rows,
 )
-from namesake.wes.judgments import JudgedAnswer, read_judged
+from namesake.wes.scoring.judgments import JudgedAnswer, read_judged
 
 MODULE_DIR = Path(__file__).parent.parent / "metrics" / "wes_similarity"
 ANSWERS = [
@@ -315,7 +315,7 @@ def test_a_packaged_encoder_must_be_that_release(monkeypatch):
 
 def test_short_answers_are_the_same_in_the_metric_and_the_judge():
     """The regression's `short_answer` and the judge's "short" kind use one cut-off."""
-    from namesake.wes import judgments
+    from namesake.wes.scoring import judgments
 
     module = metric_module("wes_similarity")
     assert module.SHORT_ANSWER_MAX_TOKENS == judgments.SHORT_ANSWER_MAX_TOKENS

@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from tiny_models import save_tiny_bert
 
-from namesake.wes.metric_code import wes_similarity_code
+from namesake.wes.scoring.metric_code import wes_similarity_code
 
 MODULE_DIR = Path(__file__).parent.parent / "metrics" / "wes_similarity"
 
@@ -291,7 +291,7 @@ def test_plain_bi_encoder_prefers_synonym(metric, bare):
 def test_saved_scorer_brings_its_kind_and_threshold(metric, tiny_cross_encoder, tmp_path):
     import shutil
 
-    from namesake.wes.answer_scorer import write_scorer_config
+    from namesake.wes.scoring.answer_scorer import write_scorer_config
 
     folder = tmp_path / "scorer"
     shutil.copytree(tiny_cross_encoder, folder)

@@ -3,7 +3,7 @@
 A linear script in the style of transformers' ``examples/pytorch/*_no_trainer.py``, with
 Accelerate, the sibling of ``train_wes_cross_encoder.py`` (same arguments, same data, same
 plumbing from ``namesake.training``, the same data, baselines and results table from
-``namesake.wes.scorer_training``). The bi-encoder is the sentence-transformers recipe:
+``namesake.wes.scoring.scorer_training``). The bi-encoder is the sentence-transformers recipe:
 ``AutoModel`` (``--model_name_or_path``, default the bundled all-MiniLM-L6-v2), mean pooling
 over the attention mask, L2 normalisation; the article and the link text are embedded
 separately and their cosine is the score. Any config with the columns ``article``,
@@ -44,8 +44,8 @@ exact match and token F1 (as in ``train_wes_cross_encoder.py``). Outputs, in ``-
 
 - a sentence-transformers folder (Transformer, mean Pooling, Normalize; ``modules.json``,
   ``sentence_bert_config.json``, ...): ``SentenceTransformer(output_dir)`` loads it;
-- ``scorer.json`` (``namesake.wes.answer_scorer``): kind ``bi-encoder`` and the validation cosine
-  threshold;
+- ``scorer.json`` (``namesake.wes.scoring.answer_scorer``): kind ``bi-encoder`` and the validation
+  cosine threshold;
 - ``metrics.json``: settings, loss and learning rate per optimizer step, zero-shot and
   per-epoch validation metrics, test metrics of every scorer;
 - ``README.md``: the model card, filled from ``model_cards/wes_bi_encoder.md`` (with a
@@ -81,9 +81,9 @@ from transformers import AutoModel, AutoTokenizer
 from namesake import training
 from namesake.bundled_models import MINILM_HUB_ID, minilm_path
 from namesake.ecqg.dpr.modeling import gather_with_grad
-from namesake.wes import scorer_training
-from namesake.wes.answer_scorer import write_scorer_config
-from namesake.wes.thresholds import best_threshold, binary_metrics
+from namesake.wes.scoring import scorer_training
+from namesake.wes.scoring.answer_scorer import write_scorer_config
+from namesake.wes.scoring.thresholds import best_threshold, binary_metrics
 
 CARD_TEMPLATE = Path(__file__).resolve().parent.parent / "model_cards" / "wes_bi_encoder.md"
 logger = training.setup_logging(__name__)

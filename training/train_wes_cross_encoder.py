@@ -4,7 +4,7 @@ A linear script in the style of transformers' ``examples/pytorch/*_no_trainer.py
 Accelerate; the plumbing it shares with the other training scripts (arguments, schedule,
 checkpoints, card, saving, push) is in ``namesake.training``, what it shares with
 ``train_wes_bi_encoder.py`` (data, string baselines, results table) in
-``namesake.wes.scorer_training``. The cross-encoder is
+``namesake.wes.scoring.scorer_training``. The cross-encoder is
 ``AutoModelForSequenceClassification`` with one label (a new head on the encoder given by
 ``--model_name_or_path``), fed the pair (article, link_text) and trained with BCE-with-logits on
 ``is_same``. Each epoch ends with an evaluation on the validation split; at the end the test
@@ -24,8 +24,8 @@ temporary sibling folder first, then renamed, so a crash never leaves half a mod
   ``sentence_transformers.CrossEncoder(output_dir)`` and ``transformers`` pipelines;
 - ``metrics.json``: settings, loss and learning rate per optimizer step, per-epoch validation
   metrics, test metrics of every scorer;
-- ``scorer.json`` (``namesake.wes.answer_scorer``): kind ``cross-encoder`` and the sigmoid threshold
-  with the best accuracy on the validation split (the scorer's decision threshold);
+- ``scorer.json`` (``namesake.wes.scoring.answer_scorer``): kind ``cross-encoder`` and the sigmoid
+  threshold with the best accuracy on the validation split (the scorer's decision threshold);
 - ``README.md``: the model card, filled from ``model_cards/wes_cross_encoder.md``.
 
 ``--validation_file`` (CSV, JSON lines or Parquet with the same columns) replaces the
@@ -57,9 +57,9 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from namesake import training
 from namesake.bundled_models import MINILM_HUB_ID, minilm_path
-from namesake.wes import scorer_training
-from namesake.wes.answer_scorer import write_scorer_config
-from namesake.wes.thresholds import (  # one definition, shared with `namesake wes judge`
+from namesake.wes.scoring import scorer_training
+from namesake.wes.scoring.answer_scorer import write_scorer_config
+from namesake.wes.scoring.thresholds import (  # one definition, shared with `namesake wes judge`
     best_threshold,
     binary_metrics,
     roc_auc,  # noqa: F401 (part of the script's API: tests call script.roc_auc)

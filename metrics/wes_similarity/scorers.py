@@ -156,7 +156,8 @@ def _cached(key: tuple, load):
 
 # A short answer (at most this many SQuAD-normalised tokens) is judged as a name, a longer one
 # as a sentence: the regression gives each its own weights (`short_answer`), the shape an
-# answer has, whoever calls. EVOUNA's "short" answers are the same (namesake.wes.judgments).
+# answer has, whoever calls. EVOUNA's "short" answers are the same
+# (namesake.wes.scoring.judgments).
 SHORT_ANSWER_MAX_TOKENS = 5
 # Features the regression derives from HYBRID_FEATURES columns.
 DERIVED_FEATURES = {

@@ -102,8 +102,8 @@ from .scorers import (
 )
 from .span_encoder import ONNX_FILE, SpanEncoder, per_text_scales
 
-# What namesake (through its facade, `namesake.wes.metric_code`) and users read of the metric
-# besides `WesSimilarity`: the scorers, their features and the frozen versions.
+# What namesake (through its facade, `namesake.wes.scoring.metric_code`) and users read of
+# the metric besides `WesSimilarity`: the scorers, their features and the frozen versions.
 __all__ = [
     "BATCHING_BY_VERSION",
     "BI_ENCODER",

@@ -285,7 +285,7 @@ def _amber_qrels(args) -> None:
 
 
 def _amber_read(args) -> None:
-    from namesake.amber.read import read_amber, readers_table
+    from namesake.amber.readers import read_amber, readers_table
 
     run, per_query = read_amber(
         args.reader,

@@ -537,31 +537,18 @@ def _ecqg_evaluate_dpr_runs(args) -> None:
     """evaluate-dpr with several encoders: one table, the JSON and the markdown written."""
     import json
 
-    from namesake.ecqg.dpr.evaluation import (
-        EncoderRun,
-        dense_run,
-        evaluate_runs,
-        model_dir_encoders,
-        runs_table,
-    )
+    from namesake.ecqg.dpr.evaluation import encoder_runs, evaluate_runs, runs_table
     from namesake.outputs import atomic_file
-    from namesake.retrieval.encoders import DEFAULT_CONTEXT_ENCODER, DEFAULT_QUESTION_ENCODER
 
-    runs = []
-    if args.model_dir or args.model:
-        spec = args.model_dir or args.model
-        if args.model_dir:
-            passage, question = model_dir_encoders(args.model_dir)
-        else:
-            question, passage = args.query_model, args.model
-        runs.append(EncoderRun(str(spec), "dense", passage, question))
-    runs += [dense_run(label, spec) for label, spec in args.runs]
-    if args.dpr_question_encoder or args.dpr_context_encoder:
-        question = args.dpr_question_encoder or DEFAULT_QUESTION_ENCODER
-        context = args.dpr_context_encoder or DEFAULT_CONTEXT_ENCODER
-        runs.append(EncoderRun("DPR (checkpoint)", "dpr", context, question))
-    if args.tfidf:
-        runs.append(EncoderRun("TF-IDF", "tfidf"))
+    runs = encoder_runs(
+        model_dir=args.model_dir,
+        model=args.model,
+        query_model=args.query_model,
+        labelled=args.runs,
+        dpr_question_encoder=args.dpr_question_encoder,
+        dpr_context_encoder=args.dpr_context_encoder,
+        tfidf=args.tfidf,
+    )
     result = evaluate_runs(
         args.passages,
         args.test_file,

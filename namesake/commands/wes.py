@@ -313,7 +313,7 @@ def _wes_build(args) -> None:
 
 def _wes_score(args) -> None:
     from namesake.metrics import load_metric
-    from namesake.wes.judgments import read_answers_to_score
+    from namesake.wes.scoring.judgments import read_answers_to_score
 
     if bool(args.answer) == bool(args.input):
         raise NamesakeError("give the answers with --answer (repeated) or --input FILE.jsonl")
@@ -357,9 +357,9 @@ def _wes_score(args) -> None:
 
 
 def _wes_judge(args) -> None:
-    from namesake.wes.answer_scorer import load_answer_scorers
-    from namesake.wes.classic_metrics import ALL_METRICS, classic_scorers
-    from namesake.wes.judge import judge_scorers, markdown_tables
+    from namesake.wes.scoring.answer_scorer import load_answer_scorers
+    from namesake.wes.scoring.classic_metrics import ALL_METRICS, classic_scorers
+    from namesake.wes.scoring.judge import judge_scorers, markdown_tables
 
     unknown = sorted(set(args.metrics) - set(ALL_METRICS))
     if unknown:
@@ -390,7 +390,7 @@ def _wes_judge(args) -> None:
 def _judged_answers(args):
     """The judged answers of --judged (printing what was dropped), and the WES pairs of
     --wes-configs as judged answers."""
-    from namesake.wes.judgments import read_judged, wes_judged_answers
+    from namesake.wes.scoring.judgments import read_judged, wes_judged_answers
 
     if args.wes_configs and not args.wes:
         raise NamesakeError("--wes-configs needs --wes DIR")
@@ -404,7 +404,7 @@ def _judged_answers(args):
 
 
 def _wes_fit_scorer(args) -> None:
-    from namesake.wes.answer_scorer import fit_scorer_with_report
+    from namesake.wes.scoring.answer_scorer import fit_scorer_with_report
 
     judged, wes_pairs = _judged_answers(args)
     config, table = fit_scorer_with_report(

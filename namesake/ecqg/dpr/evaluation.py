@@ -183,6 +183,37 @@ def dense_run(label: str, spec: str) -> EncoderRun:
     return EncoderRun(label, "dense", passage, question)
 
 
+def encoder_runs(
+    model_dir: str | None = None,
+    model: str | None = None,
+    query_model: str | None = None,
+    labelled: Sequence[tuple[str, str]] = (),
+    dpr_question_encoder: str | None = None,
+    dpr_context_encoder: str | None = None,
+    tfidf: bool = False,
+) -> list[EncoderRun]:
+    """The rows of `namesake ecqg evaluate-dpr`, in its table's order: a ``train_dpr.py``
+    folder (`model_dir`) or a sentence-transformers `model` (with its `query_model`), each
+    labelled dense run (``(label, spec)``, see `dense_run`), Facebook's DPR checkpoints when
+    either side is named (the other its default), and TF-IDF."""
+    from namesake.retrieval.encoders import DEFAULT_CONTEXT_ENCODER, DEFAULT_QUESTION_ENCODER
+
+    runs = []
+    if model_dir:
+        passage, question = model_dir_encoders(model_dir)
+        runs.append(EncoderRun(str(model_dir), "dense", passage, question))
+    elif model:
+        runs.append(EncoderRun(str(model), "dense", model, query_model))
+    runs += [dense_run(label, spec) for label, spec in labelled]
+    if dpr_question_encoder or dpr_context_encoder:
+        question = dpr_question_encoder or DEFAULT_QUESTION_ENCODER
+        context = dpr_context_encoder or DEFAULT_CONTEXT_ENCODER
+        runs.append(EncoderRun("DPR (checkpoint)", "dpr", context, question))
+    if tfidf:
+        runs.append(EncoderRun("TF-IDF", "tfidf"))
+    return runs
+
+
 def rank_passages(
     run: EncoderRun,
     passages: list,

@@ -41,6 +41,7 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from namesake.data import DATA_DIR
 from namesake.errors import BadInputError, NamesakeError
 from namesake.text import squad_normalize
 
@@ -49,7 +50,7 @@ SHORT_ANSWER_MAX_TOKENS = 5
 
 SPLITS = ("dev", "test")
 KINDS = ("short", "sentence")
-EVOUNA_DIR = Path(__file__).resolve().parent.parent / "data" / "evouna"
+EVOUNA_DIR = DATA_DIR / "evouna"
 EVOUNA_FILES = ("evouna_nq.jsonl.bz2", "evouna_tq.jsonl.bz2")
 _SUFFIXES = (".bz2", ".gz", ".jsonl", ".json")
 

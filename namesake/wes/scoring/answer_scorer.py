@@ -25,7 +25,7 @@ import numpy as np
 from namesake.bundled_models import MINILM_HUB_ID
 from namesake.errors import NamesakeError
 from namesake.outputs import atomic_directory
-from namesake.wes.metric_code import wes_similarity_code
+from namesake.wes.scoring.metric_code import wes_similarity_code
 
 # The Hub model each known encoder reference is (a model card's `base_model`).
 BASE_MODELS = {
@@ -245,7 +245,7 @@ def fit_hybrid_scorer(
     (atomically); returns its scorer.json and its score of every record (with its question,
     where it has one).
 
-    `records`: judged answers (`namesake.wes.judgments.JudgedAnswer`), both splits; those
+    `records`: judged answers (`namesake.wes.scoring.judgments.JudgedAnswer`), both splits; those
     without a question are WES name pairs (`wes_judged_answers`), fitted with `wes_weight`
     (see `training_rows`). The threshold is the one with the best accuracy on the dev QA
     answers, scored with and without their questions. `encoder`: a bi-encoder folder (copied
@@ -286,8 +286,8 @@ def fit_scorer_with_report(
     results.json beside it. `judged_source` and `wes_source` say in the card where the
     answers and WES pairs came from. Returns its scorer.json and the results table."""
     from namesake.outputs import atomic_file
-    from namesake.wes.classic_metrics import classic_scorers
-    from namesake.wes.judge import evaluate_scorers, markdown_tables
+    from namesake.wes.scoring.classic_metrics import classic_scorers
+    from namesake.wes.scoring.judge import evaluate_scorers, markdown_tables
 
     default = wes_similarity_code().DEFAULT_SCORER
     wes_weight = default["wes_weight"] if wes_weight is None else wes_weight
@@ -327,7 +327,7 @@ def fit_hybrid(
     """(combiner, threshold) fitted on the dev rows of `records` (`training_rows`), the
     threshold the one with the best accuracy on the dev QA answers, scored with and without
     their questions."""
-    from namesake.wes.thresholds import best_threshold
+    from namesake.wes.scoring.thresholds import best_threshold
 
     design, labels, weights, is_qa = training_rows(records, features, wes_weight)
     combiner = fit_combiner(design, labels, weights, c)
@@ -385,7 +385,7 @@ CARD_TEMPLATE = Path(__file__).resolve().parent / "scorer_card.md"
 
 def scorer_card(name: str, config: dict, result: dict, results_table: str) -> str:
     """The model card of a fitted hybrid scorer, its `model-index` filled with the test
-    ROC-AUC and accuracy per judged dataset of `result` (`namesake.wes.judge`)."""
+    ROC-AUC and accuracy per judged dataset of `result` (`namesake.wes.scoring.judge`)."""
     from huggingface_hub import EvalResult
 
     from namesake.training import render_card

@@ -26,7 +26,7 @@ import numpy as np
 
 from namesake import training
 from namesake.text import exact_match, token_f1
-from namesake.wes.thresholds import binary_metrics
+from namesake.wes.scoring.thresholds import binary_metrics
 
 if TYPE_CHECKING:
     import datasets

@@ -1,8 +1,8 @@
 """Answer scorers measured against human judgments (``namesake wes judge``).
 
 A **scorer** is a callable ``(questions, references, candidates) -> np.ndarray`` of floats, one
-per candidate, higher = more likely correct (``namesake.wes.classic_metrics`` has the classic
-metrics as scorers). A scorer may carry a fixed ``threshold`` attribute (a saved scorer's
+per candidate, higher = more likely correct (``namesake.wes.scoring.classic_metrics`` has the
+classic metrics as scorers). A scorer may carry a fixed ``threshold`` attribute (a saved scorer's
 decision threshold); ``saved_thresholds`` gives one by name too.
 
 ``evaluate_scorers(records, scorers)`` scores every judged answer once per scorer and reports,
@@ -38,8 +38,8 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
-from namesake.wes.judgments import KINDS, JudgedAnswer
-from namesake.wes.thresholds import best_threshold, roc_auc
+from namesake.wes.scoring.judgments import KINDS, JudgedAnswer
+from namesake.wes.scoring.thresholds import best_threshold, roc_auc
 
 Scorer = Callable[[Sequence[str], Sequence[Sequence[str]], Sequence[str]], np.ndarray]
 BASELINE = "lexical_sum"
@@ -119,7 +119,7 @@ def evaluate_scorers(
     seconds = dict(seconds or {})
     todo = {n: s for n, s in scorers.items() if n not in scores}
     if BASELINE not in scores and BASELINE not in todo:
-        from namesake.wes.classic_metrics import LexicalScorer
+        from namesake.wes.scoring.classic_metrics import LexicalScorer
 
         todo[BASELINE] = LexicalScorer(BASELINE)
     new_scores, new_seconds = score_records(records, todo)

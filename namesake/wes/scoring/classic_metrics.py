@@ -1,8 +1,8 @@
 """Classic answer metrics as answer scorers, measured next to ``wes_similarity`` on judged answers.
 
 A scorer is a callable ``(questions, references, candidates) -> np.ndarray`` of floats, one per
-candidate, higher = more likely correct (``namesake.wes.judge``). Every metric here compares the
-candidate with each gold answer and keeps the best score (max over references):
+candidate, higher = more likely correct (``namesake.wes.scoring.judge``). Every metric here
+compares the candidate with each gold answer and keeps the best score (max over references):
 
 - ``exact_match``, ``token_f1``, ``token_recall``, ``containment``, ``lexical_sum``:
   ``namesake.text.lexical_evidence`` (SQuAD normalisation);
@@ -319,7 +319,7 @@ def wes_similarity_scorer(model: str | None = None, metric_path: str | None = No
 
     score.model = model or "default"
     if model is None:  # the default's saved threshold, for "accuracy @ saved threshold"
-        from namesake.wes.metric_code import wes_similarity_code
+        from namesake.wes.scoring.metric_code import wes_similarity_code
 
         score.threshold = wes_similarity_code().DEFAULT_SCORER["threshold"]
     return score

@@ -1,0 +1,72 @@
+"""`namesake evaluate`: AmbER predictions scored, with a report beside the paper's numbers
+(`namesake.amber.report`)."""
+
+from __future__ import annotations
+
+import argparse
+
+from namesake.amber.retrieve import RETRIEVER_KINDS
+from namesake.commands.arguments import (
+    add_output,
+    add_scoring,
+)
+
+
+def register(groups) -> None:
+    _add_evaluate(groups.add_parser("evaluate", help="score AmbER predictions, with a report"))
+
+
+def _add_evaluate(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
+    parser.add_argument("--config", required=True, help="e.g. human_qa, nonhuman_fc")
+    parser.add_argument(
+        "--predictions",
+        required=True,
+        help="predictions file: KILT JSON lines or a TREC run (told from the content)",
+    )
+    add_output(
+        parser,
+        "--out",
+        "report folder",
+        kind="folder",
+        writer="evaluate",
+        required=True,
+    )
+    add_scoring(parser)
+    from namesake.amber.paper import PAPER_KINDS
+
+    parser.add_argument(
+        "--retriever",
+        choices=tuple(dict.fromkeys(RETRIEVER_KINDS + PAPER_KINDS)),
+        help="the kind of retriever that made the predictions: the table shows the AmbER "
+        "paper's figure for the same kind beside ours (default: unknown, no figure)",
+    )
+    parser.set_defaults(run=_evaluate)
+
+
+def _evaluate(args) -> None:
+    from namesake.amber.evaluation import coverage_lines
+    from namesake.amber.paper import paper_line, split_config
+    from namesake.amber.report import IR_LINE, evaluate_run, intervals_line, results_table
+    from namesake.metrics import load_metric
+
+    k_values = sorted(set(args.cutoffs))
+    metrics = evaluate_run(
+        args.dataset,
+        args.config,
+        args.predictions,
+        args.out,
+        k_values,
+        load_metric("entity_confusion", args.metric),
+        allow_missing=args.allow_missing,
+        retriever=args.retriever,
+        predictions_format=args.format,
+        resamples=args.bootstrap_resamples,
+    )
+    collection, task = split_config(args.config)
+    rows = [({"Config": args.config}, metrics)]
+    print(results_table(rows, k_values, paper_rows=[(args.retriever, collection, task)]))
+    print(paper_line(args.retriever))
+    print(f"{intervals_line(metrics)} {IR_LINE}")
+    print("\n".join(coverage_lines(metrics["coverage"], args.config)))
+    print(f"Report: {args.out}/report.md, metrics.json, popularity_gap.png")

@@ -1,0 +1,136 @@
+"""`namesake retrieve`: AmbER queries answered by a retriever, written as KILT predictions or
+a TREC run (`namesake.amber.retrieve`)."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from namesake.amber.retrieve import RETRIEVER_KINDS
+from namesake.commands.arguments import (
+    add_candidates,
+    add_dpr_encoders,
+    add_memory_budget,
+    add_output,
+    add_rerank,
+    add_similarity,
+    dpr_options,
+    positive_int,
+)
+from namesake.errors import NamesakeError
+
+
+def register(groups) -> None:
+    _add_retrieve(groups.add_parser("retrieve", help="answer AmbER queries with a retriever"))
+
+
+def _add_retrieve(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--corpus", help="KILT knowledge source; needed unless --index exists")
+    parser.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
+    parser.add_argument("--config", required=True, help="e.g. human_qa, nonhuman_fc")
+    parser.add_argument(
+        "--retriever", required=True, choices=RETRIEVER_KINDS, help="which retriever"
+    )
+    parser.add_argument(
+        "--model",
+        help="dense: sentence-transformers model path or Hub id, bundled:bge-small or an ONNX "
+        "folder; link: a trained linker folder or Hub id (default: the bundled MiniLM, "
+        "zero-shot); splade: a SparseEncoder Hub id or folder",
+    )
+    parser.add_argument("--query-model", help="dense, DPR-style: separate question encoder")
+    add_dpr_encoders(parser)
+    add_similarity(parser)
+    parser.add_argument("--index", help="saved index folder: loaded if present, else built there")
+    parser.add_argument(
+        "--index-type",
+        choices=["flat", "ivf", "hnsw"],
+        help="dense and dpr: faiss index built when --index is new (default: flat); a saved "
+        "index of another type is refused",
+    )
+    parser.add_argument(
+        "--top-k", type=positive_int, default=100, help="documents retrieved per query"
+    )
+    add_candidates(parser)
+    add_rerank(parser)
+    add_memory_budget(parser)
+    add_output(
+        parser,
+        "--out",
+        "predictions file: KILT JSON lines or a TREC run (--format)",
+        kind="file",
+        required=True,
+    )
+    parser.add_argument(
+        "--format",
+        choices=["kilt", "trec"],
+        default="kilt",
+        help="kilt: JSON lines with KILT provenance (default); trec: a TREC run "
+        "'qid Q0 docid rank score tag', for trec_eval, ranx and ir-measures",
+    )
+    parser.add_argument(
+        "--run-name", help="trec: the run's tag, its last field (default: the --retriever kind)"
+    )
+    parser.set_defaults(run=_retrieve)
+
+
+def _retrieve(args) -> None:
+    from namesake.amber.retrieve import open_retriever, retrieve_config
+
+    if args.similarity and args.retriever not in ("dense", "dpr"):
+        raise NamesakeError("--similarity goes with --retriever dense or dpr")
+    if args.retriever == "dpr" and (args.model or args.query_model):
+        raise NamesakeError(
+            "--retriever dpr takes --dpr-question-encoder and --dpr-context-encoder, "
+            "not --model / --query-model"
+        )
+    if args.retriever != "dpr" and (args.dpr_question_encoder or args.dpr_context_encoder):
+        raise NamesakeError("--dpr-question-encoder/--dpr-context-encoder go with --retriever dpr")
+    if args.run_name is not None and args.format != "trec":
+        raise NamesakeError("--run-name tags a TREC run: it goes with --format trec")
+    if args.run_name is not None and (not args.run_name or any(map(str.isspace, args.run_name))):
+        raise NamesakeError(
+            f"--run-name {args.run_name!r}: a TREC run's tag is one field, without white space"
+        )
+    options = {}
+    # Only what the command line names: a saved index checks it against its record
+    # (`open_retriever`), and a new one takes its own defaults for the rest.
+    index_type = {"index": args.index_type} if args.index_type else {}
+    if args.retriever == "dense":
+        options = {**index_type, "query_model": args.query_model}
+        options["similarity"] = args.similarity
+        if args.model:
+            options["model"] = args.model
+    elif args.retriever == "dpr":
+        options = {**index_type, **dpr_options(args)}
+    elif args.retriever in ("link", "splade") and args.model:
+        options = {"model": args.model}
+    elif args.retriever == "bm25" and args.memory_budget:
+        options = {"memory_budget": args.memory_budget}
+    if args.index is None or not Path(args.index).exists():
+        from namesake.amber.evaluation import load_queries
+
+        load_queries(args.dataset, args.config)  # a bad config fails before the index build
+    reranker = None
+    if args.rerank:
+        from namesake.retrieval.rerankers import open_reranker
+
+        if not args.corpus:
+            raise NamesakeError(
+                "--rerank reads each page's title and opening passage: give --corpus"
+            )
+        reranker = open_reranker(args.rerank)  # a bad model fails before the first stage runs
+    retriever = open_retriever(args.retriever, args.corpus, args.index, **options)
+    count = retrieve_config(
+        retriever,
+        args.dataset,
+        args.config,
+        args.top_k,
+        args.out,
+        args.candidates,
+        format=args.format,
+        run_name=args.run_name or args.retriever + ("+rerank" if args.rerank else ""),
+        reranker=reranker,
+        rerank_depth=args.rerank_depth,
+        corpus=args.corpus,
+    )
+    print(f"Wrote {count} predictions to {args.out}")
