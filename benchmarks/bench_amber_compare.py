@@ -136,7 +136,7 @@ def run(args, data: dict) -> list[dict]:
     only = args.only.split(",")
     if "bm25" in only:
         shutil.rmtree(index_dir / "bm25", ignore_errors=True)
-        build = "import sys; from namesake.amber.retrieve import open_retriever; "
+        build = "import sys; from namesake.amber.evaluation.retrieve import open_retriever; "
         build += "open_retriever('bm25', sys.argv[1], sys.argv[2])"
         command = [sys.executable, "-c", build, corpus, str(index_dir / "bm25")]
         documents = data["documents"]["total"]

@@ -52,8 +52,8 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def stage1(files, workers: int, work: str | None, restart_every: int) -> dict:
     import namesake.dumps.restart as dump_restart
-    from namesake.amber.entities import extract_entities
-    from namesake.amber.pageviews import read_pageviews
+    from namesake.amber.build.entities import extract_entities
+    from namesake.amber.build.pageviews import read_pageviews
     from namesake.errors import InputProblems
 
     dump_restart.RESTART_EVERY_BYTES = restart_every

@@ -146,14 +146,14 @@ def measure_decompress(path: Path, how: str, threads: int) -> dict:
 
 
 def wanted_pids() -> frozenset[str]:
-    from namesake.amber.reference import COLLECTIONS, PRACTICED_BY, USED_BY, load_collection
+    from namesake.amber.build.reference import COLLECTIONS, PRACTICED_BY, USED_BY, load_collection
 
     pids = frozenset().union(*(load_collection(name).pids for name in COLLECTIONS))
     return pids | {PRACTICED_BY, USED_BY}
 
 
 def measure_pageviews(files: dict[str, Path]) -> dict:
-    from namesake.amber.pageviews import read_pageviews
+    from namesake.amber.build.pageviews import read_pageviews
     from namesake.errors import InputProblems
 
     views = read_pageviews(files["pageviews"], InputProblems())
@@ -162,8 +162,8 @@ def measure_pageviews(files: dict[str, Path]) -> dict:
 
 def measure_stage1(files: dict[str, Path], workers: int) -> dict:
     """extract_entities as build_amber calls it; page views are read before the clock starts."""
-    from namesake.amber.entities import extract_entities
-    from namesake.amber.pageviews import read_pageviews
+    from namesake.amber.build.entities import extract_entities
+    from namesake.amber.build.pageviews import read_pageviews
     from namesake.errors import InputProblems
 
     problems = InputProblems()
@@ -185,7 +185,7 @@ def measure_stage1(files: dict[str, Path], workers: int) -> dict:
 
 def measure_parse_only(files: dict[str, Path]) -> dict:
     """parse_block over blocks already in memory: the parsing cost alone, one core."""
-    from namesake.amber import wikidata
+    from namesake.amber.build import wikidata
     from namesake.dumps.reading import iter_line_blocks
 
     blocks = list(iter_line_blocks(files["wikidata"]))
@@ -203,7 +203,7 @@ def measure_parse_only(files: dict[str, Path]) -> dict:
 
 def measure_build(files: dict[str, Path], workers: int) -> dict:
     """The whole build_amber (all stages, Parquet and JSON-lines outputs) on the same dumps."""
-    from namesake.amber.build import build_amber
+    from namesake.amber.build.pipeline import build_amber
 
     with tempfile.TemporaryDirectory() as tmp:
         cpu_before = _cpu_seconds()

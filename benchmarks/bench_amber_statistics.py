@@ -29,9 +29,9 @@ import time
 
 import numpy as np
 
-from namesake.amber.ir_metrics import IR_MEASURES, per_query_ir_measures
-from namesake.amber.query_scores import QueryScores, set_sums
-from namesake.amber.statistics import (
+from namesake.amber.evaluation.ir_metrics import IR_MEASURES, per_query_ir_measures
+from namesake.amber.evaluation.query_scores import QueryScores, set_sums
+from namesake.amber.evaluation.statistics import (
     ALPHA,
     bootstrap_intervals,
     difference,

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import numpy as np
 
-from namesake.amber.fusion import fuse_runs, read_runs
-from namesake.amber.predictions import write_predictions
+from namesake.amber.evaluation.fusion import fuse_runs, read_runs
+from namesake.amber.evaluation.predictions import write_predictions
 
 
 def write_run(path: Path, rng, queries: int, depth: int, shared: np.ndarray) -> None:

@@ -93,7 +93,7 @@ def timed(calls) -> float:
 
 
 def measure_tabs() -> dict:
-    from namesake.amber.build import build_amber
+    from namesake.amber.build.pipeline import build_amber
     from namesake.space.artifacts import load_artifacts
     from namesake.space.explorer import Explorer
 

@@ -43,7 +43,7 @@ ANSWERS = [
 
 def sample_inputs(artifacts: Path) -> tuple[list[str], list[str]]:
     """QA queries and set names of the AmbER folder the Space serves."""
-    from namesake.amber.dataset import read_config
+    from namesake.amber.build.dataset import read_config
 
     queries, names = [], []
     for collection in ("human", "nonhuman"):

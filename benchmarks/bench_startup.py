@@ -1,4 +1,4 @@
-"""Start-up cost: `import namesake.amber.build` and `namesake <command> --help`.
+"""Start-up cost: `import namesake.amber.build.pipeline` and `namesake <command> --help`.
 
 Every `namesake amber build` pays the import before reading its first byte, and every
 `--help` should answer at once. Each figure is the median wall-clock time of fresh
@@ -74,13 +74,15 @@ def main(argv=None) -> None:
 
     print("| what | median of fresh runs |")
     print("|---|---:|")
-    seconds = median_seconds([sys.executable, "-c", "import namesake.amber.build"], args.runs)
-    print(f"| `import namesake.amber.build` | {seconds:.2f} s |")
+    seconds = median_seconds(
+        [sys.executable, "-c", "import namesake.amber.build.pipeline"], args.runs
+    )
+    print(f"| `import namesake.amber.build.pipeline` | {seconds:.2f} s |")
     for command in HELP_COMMANDS:
         seconds = median_seconds([namesake, *command, "--help"], args.runs)
         print(f"| `namesake {' '.join([*command, '--help'])}` | {seconds:.2f} s |")
-    print("\nSlowest imports under namesake.amber.build (cumulative, one run):")
-    for seconds, name in slowest_imports("namesake.amber.build", top=5):
+    print("\nSlowest imports under namesake.amber.build.pipeline (cumulative, one run):")
+    for seconds, name in slowest_imports("namesake.amber.build.pipeline", top=5):
         print(f"  {seconds:6.3f} s  {name}")
 
 

@@ -5,8 +5,8 @@ difference v4 - v3 of ROC-AUC and of accuracy at each scorer's saved threshold, 
 95% percentile bootstrap interval and a two-sided paired randomization test, both clustered
 by question (the answers of five systems to one question move together), and Holm's
 correction over all the figures. Accuracy goes through the AmbER statistics
-(`namesake.amber.statistics`, questions as the sets); ROC-AUC is not a sum over questions,
-so its resamples recompute it (scikit-learn, questions drawn with replacement as weights;
+(`namesake.amber.evaluation.statistics`, questions as the sets); ROC-AUC is not a sum over
+questions, so its resamples recompute it (scikit-learn, questions drawn with replacement as weights;
 under the null hypothesis each question's answers swap their two scores).
 
 It reads the features that `bench_wes_scorer_study.py` cached, in the order of its records:
@@ -29,8 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from bench_wes_scorer_study import records_of  # noqa: E402
 
-from namesake.amber.query_scores import SetSums  # noqa: E402
-from namesake.amber.statistics import (  # noqa: E402
+from namesake.amber.evaluation.query_scores import SetSums  # noqa: E402
+from namesake.amber.evaluation.statistics import (  # noqa: E402
     bootstrap_intervals,
     difference,
     holm,

@@ -55,8 +55,8 @@ sys.path.insert(0, str(HERE.parent))  # namesake, when not installed
 import bench_retrieval  # noqa: E402
 import make_synthetic_dumps  # noqa: E402
 
-from namesake.amber.instances import TASKS  # noqa: E402
-from namesake.amber.reference import COLLECTIONS  # noqa: E402
+from namesake.amber.build.instances import TASKS  # noqa: E402
+from namesake.amber.build.reference import COLLECTIONS  # noqa: E402
 from namesake.outputs import atomic_file  # noqa: E402
 from namesake.retrieval import read_kilt_documents, split_passages  # noqa: E402
 

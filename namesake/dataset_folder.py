@@ -87,8 +87,8 @@ def card_entries(written: Mapping[str, WrittenConfig], default: str) -> dict:
 
 def _write_shard(folder: Path, stem: str, table: pa.Table) -> Path:
     """Writes `table` to ``folder/<stem>-<digest>.parquet``, the digest of the file's bytes."""
-    # imported here, not with the module (~20 ms): `import namesake.amber.build`, which every
-    # `namesake amber` command pays at start-up, goes through this module
+    # imported here, not with the module (~20 ms): `import namesake.amber.build.pipeline`, which
+    # every `namesake amber` command pays at start-up, goes through this module
     import pyarrow.parquet as pq
 
     staging = folder / f".{stem}.partial"

@@ -10,7 +10,7 @@ task = amber_task("beir/")  # a folder written by `namesake amber export --forma
 result = mteb.evaluate(SentenceTransformer("all-MiniLM-L6-v2"), task, cache=None)
 ```
 
-The task's data comes from a local BEIR folder (`namesake.amber.beir_export`: its corpus,
+The task's data comes from a local BEIR folder (`namesake.amber.evaluation.beir_export`: its corpus,
 queries and the qrels of `amber_qrels`), read here without the Hub, or from a dataset on the
 Hub in MTEB's retrieval layout (configs ``<config>-corpus``, ``<config>-queries`` and
 ``<config>-qrels``), which mteb's own loader reads. Each AmbER config is one task, its one
@@ -31,8 +31,8 @@ from typing import Any
 from mteb.abstasks.retrieval import AbsTaskRetrieval
 from mteb.abstasks.task_metadata import TaskMetadata
 
-from namesake.amber.beir_export import CORPUS, QRELS, QUERIES, RECORD, SPLIT, read_export
-from namesake.amber.dataset import CARD_TEMPLATE
+from namesake.amber.build.dataset import CARD_TEMPLATE
+from namesake.amber.evaluation.beir_export import CORPUS, QRELS, QUERIES, RECORD, SPLIT, read_export
 from namesake.errors import BadInputError
 
 REFERENCE = "https://aclanthology.org/2021.acl-long.345"

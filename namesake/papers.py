@@ -10,8 +10,8 @@ and their lines) or a gap with the reason; nothing is estimated. The paper's own
 inconsistencies are kept as printed, in ``notes``.
 
 This module reads and checks those files and renders a table as markdown or JSON
-(``namesake paper``); ``namesake.amber.paper`` and the other reports look figures up here.
-"""
+(``namesake paper``); ``namesake.amber.evaluation.paper`` and the other reports look figures up
+here."""
 
 from __future__ import annotations
 

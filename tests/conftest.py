@@ -52,7 +52,7 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session")
 def sample_build(tmp_path_factory):
     """The bundled sample built once per test session: (output folder, build report)."""
-    from namesake.amber.build import build_amber
+    from namesake.amber.build.pipeline import build_amber
 
     out = tmp_path_factory.mktemp("amber")
     report = build_amber(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from conftest import SAMPLE_KILT
 
-from namesake.amber.compare import file_stem
+from namesake.amber.evaluation.compare import file_stem
 from namesake.bundled_models import minilm_path
 from namesake.cli import main
 from namesake.ecqg.dpr.not_trained import write_not_trained

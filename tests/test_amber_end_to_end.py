@@ -8,7 +8,7 @@ from conftest import SAMPLE_PAGEVIEWS_COMPLETE as PAGEVIEWS_COMPLETE
 from conftest import SAMPLE_WIKIDATA as WIKIDATA
 from datasets import load_dataset
 
-from namesake.amber.build import build_amber
+from namesake.amber.build.pipeline import build_amber
 from namesake.cli import main
 
 EXPECTED = Path(__file__).parent / "data" / "amber_sample_expected"

@@ -7,7 +7,7 @@ import matplotlib.image
 import pytest
 from conftest import SAMPLE_KILT
 
-from namesake.amber.evaluation import GAP_BINS, _gap_bin, build_references, load_amber
+from namesake.amber.evaluation.scoring import GAP_BINS, _gap_bin, build_references, load_amber
 from namesake.cli import main
 
 # Hand-computed from the sample's popularities (tests/data/amber_sample_expected): the pair

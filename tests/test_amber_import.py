@@ -9,9 +9,9 @@ import pytest
 import yaml
 from datasets import load_dataset
 
-from namesake.amber import released
-from namesake.amber.dataset import read_config, statistics_table
-from namesake.amber.released import import_released
+from namesake.amber.build import released
+from namesake.amber.build.dataset import read_config, statistics_table
+from namesake.amber.build.released import import_released
 from namesake.cli import main
 from namesake.errors import BadInputError, NamesakeError
 

@@ -36,9 +36,9 @@ from dumps import (
 from folders import folder_files
 from huggingface_hub import HfApi
 
-import namesake.amber.build as build_module
-from namesake.amber.build import build_amber
-from namesake.amber.pageviews import read_pageviews
+import namesake.amber.build.pipeline as build_module
+from namesake.amber.build.pageviews import read_pageviews
+from namesake.amber.build.pipeline import build_amber
 from namesake.cli import main
 from namesake.dumps.reading import iter_line_blocks
 from namesake.errors import BadInputError, InputProblems
@@ -260,7 +260,7 @@ def test_pageviews_complete_sums_access_types_and_page_ids(tmp_path):
 def test_pagecounts_ez_title_on_two_lines_keeps_the_last_count(tmp_path, monkeypatch, block_bytes):
     """The published pipeline assigned each line's count to its title, so the last wins
     (pageviews-complete, above, sums instead: one line per access type)."""
-    import namesake.amber.pageviews as pageviews
+    import namesake.amber.build.pageviews as pageviews
 
     monkeypatch.setattr(
         pageviews, "iter_line_blocks", functools.partial(iter_line_blocks, block_bytes=block_bytes)
@@ -973,7 +973,7 @@ def _load(folder: Path, config: str) -> list[dict]:
 def test_a_rebuild_from_other_dumps_loads_the_new_rows(tmp_path, one_cache):
     from conftest import SAMPLE_KILT, SAMPLE_PAGECOUNTS_EZ, SAMPLE_WIKIDATA
 
-    from namesake.amber.evaluation import load_amber
+    from namesake.amber.evaluation.scoring import load_amber
 
     out = tmp_path / "out" / "amber"
     build(write_inputs(tmp_path / "in"), out, workers=1)

@@ -1,4 +1,4 @@
-"""The AmbER paper's figures beside ours (namesake.amber.paper, on namesake/data/papers/
+"""The AmbER paper's figures beside ours (namesake.amber.evaluation.paper, on namesake/data/papers/
 amber.json): our kinds mapped to the paper's retrievers, our metric keys to its tables, and
 the "paper" cells that `namesake evaluate` and `namesake amber compare` print.
 
@@ -10,7 +10,7 @@ import re
 import pytest
 from conftest import SAMPLE_KILT
 
-from namesake.amber.paper import (
+from namesake.amber.evaluation.paper import (
     MEASURES,
     NOT_IN_PAPER,
     UNKNOWN_RETRIEVER,
@@ -19,7 +19,7 @@ from namesake.amber.paper import (
     system_for,
     system_label,
 )
-from namesake.amber.report import results_table
+from namesake.amber.evaluation.report import results_table
 from namesake.cli import main
 
 # (our kind, collection, task, our metric key): the figure as printed on page 6 of the paper

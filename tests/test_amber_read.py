@@ -13,9 +13,8 @@ from tiny_models import (
     save_tiny_fever_classifier,
 )
 
-from namesake.amber.evaluation import load_amber
-from namesake.amber.predictions import read_predictions
-from namesake.amber.readers import (
+from namesake.amber.evaluation.predictions import read_predictions
+from namesake.amber.evaluation.readers import (
     NOT_ENOUGH_INFO,
     REFUTES,
     SUPPORTS,
@@ -26,6 +25,7 @@ from namesake.amber.readers import (
     summarize,
     window_batches,
 )
+from namesake.amber.evaluation.scoring import load_amber
 from namesake.cli import main
 from namesake.errors import NamesakeError
 from namesake.text import token_f1

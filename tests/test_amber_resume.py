@@ -19,7 +19,7 @@ from killed_builds import kill_after_saves
 
 import namesake.dumps.reading
 import namesake.dumps.restart as dump_restart
-from namesake.amber.build import build_amber
+from namesake.amber.build.pipeline import build_amber
 from namesake.errors import BadInputError
 
 SMALL = {"CHUNK_BYTES": 4 << 10, "RESTART_EVERY_BYTES": 16 << 10}
@@ -28,8 +28,8 @@ SMALL = {"CHUNK_BYTES": 4 << 10, "RESTART_EVERY_BYTES": 16 << 10}
 KILLED_BUILD = """
 import os, signal, sys
 import namesake.dumps.restart, namesake.dumps.reading
-from namesake.amber.entity_chunks import EntityChunks
-from namesake.amber.build import build_amber
+from namesake.amber.build.entity_chunks import EntityChunks
+from namesake.amber.build.pipeline import build_amber
 namesake.dumps.reading.CHUNK_BYTES = {chunk}
 namesake.dumps.restart.RESTART_EVERY_BYTES = {every}
 after, kept, save = int(sys.argv[4]), [], EntityChunks.save

@@ -15,16 +15,16 @@ import random
 import pytest
 from dumps import item, page, prop, write_kilt, write_pagecounts, write_wikidata
 
-from namesake.amber.alignment import align_to_pages
-from namesake.amber.build import build_amber
-from namesake.amber.entities import extract_entities
-from namesake.amber.instances import build_instances
-from namesake.amber.kilt import read_pages
-from namesake.amber.names import find_polysemous_names
-from namesake.amber.pageviews import read_pageviews
-from namesake.amber.reference import PRACTICED_BY, USED_BY, load_collection
-from namesake.amber.relations import keep_distinguishing_relations
-from namesake.amber.wikidata import ITEM_VALUE, QUANTITY_VALUE
+from namesake.amber.build.alignment import align_to_pages
+from namesake.amber.build.entities import extract_entities
+from namesake.amber.build.instances import build_instances
+from namesake.amber.build.kilt import read_pages
+from namesake.amber.build.names import find_polysemous_names
+from namesake.amber.build.pageviews import read_pageviews
+from namesake.amber.build.pipeline import build_amber
+from namesake.amber.build.reference import PRACTICED_BY, USED_BY, load_collection
+from namesake.amber.build.relations import keep_distinguishing_relations
+from namesake.amber.build.wikidata import ITEM_VALUE, QUANTITY_VALUE
 from namesake.errors import InputProblems
 
 HUMAN = load_collection("human")

@@ -10,8 +10,8 @@ import numpy as np
 import pytest
 import scipy.stats
 
-from namesake.amber.query_scores import QueryScores, SetSums, set_sums
-from namesake.amber.statistics import (
+from namesake.amber.evaluation.query_scores import QueryScores, SetSums, set_sums
+from namesake.amber.evaluation.statistics import (
     bootstrap_intervals,
     difference,
     holm,

@@ -31,7 +31,7 @@ from test_amber_inputs import ENTITIES, PROPERTIES, parquet_tables, write_inputs
 
 import namesake.dumps.reading
 import namesake.dumps.restart as dump_restart
-from namesake.amber.predictions import read_predictions
+from namesake.amber.evaluation.predictions import read_predictions
 from namesake.cli import main
 from namesake.errors import BadInputError
 
@@ -125,7 +125,7 @@ def test_wikidata_map_of_the_wrong_type(tmp_path, capsys, case):
 def test_item_without_english_page_but_sitelinks_of_the_wrong_type_is_counted(tmp_path):
     """The pre-filter skips items without an enwiki sitelink undecoded; one whose sitelinks
     is not a map might have had one, so it is decoded and reported."""
-    from namesake.amber.wikidata import init_worker, parse_block
+    from namesake.amber.build.wikidata import init_worker, parse_block
 
     init_worker(frozenset({"P31"}))
     lines = [
@@ -150,7 +150,7 @@ def test_item_without_english_page_but_sitelinks_of_the_wrong_type_is_counted(tm
 @pytest.fixture(scope="module")
 def dataset(tmp_path_factory) -> Path:
     """The small fixture built (tests/test_amber_inputs.py), as a Hub dataset folder."""
-    from namesake.amber.build import build_amber
+    from namesake.amber.build.pipeline import build_amber
 
     folder = tmp_path_factory.mktemp("amber")
     inputs = write_inputs(folder / "in")
@@ -398,7 +398,7 @@ def test_kilt_lines_that_hide_their_page_are_counted(tmp_path):
     whose wikidata_info is not an object, is reported instead of dropped unseen."""
     from dumps import page
 
-    from namesake.amber.kilt import read_pages
+    from namesake.amber.build.kilt import read_pages
     from namesake.errors import InputProblems
 
     wanted = page(1, "John Smith", ["A musician."], "Q1")

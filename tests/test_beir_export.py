@@ -13,9 +13,9 @@ from beir.datasets.data_loader import GenericDataLoader
 from conftest import SAMPLE_KILT
 from test_bad_inputs import cli, error_line
 
-from namesake.amber.beir_export import export_beir
-from namesake.amber.evaluation import load_amber
-from namesake.amber.predictions import read_predictions
+from namesake.amber.evaluation.beir_export import export_beir
+from namesake.amber.evaluation.predictions import read_predictions
+from namesake.amber.evaluation.scoring import load_amber
 from namesake.cli import main
 from namesake.retrieval.corpus import read_kilt_documents
 

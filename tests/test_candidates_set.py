@@ -10,11 +10,11 @@ import re
 import pytest
 from conftest import SAMPLE_KILT
 
-from namesake.amber.instances import TASKS
-from namesake.amber.paper import NOT_IN_PAPER
-from namesake.amber.predictions import read_predictions
-from namesake.amber.reference import COLLECTIONS
-from namesake.amber.retrieve import RETRIEVER_KINDS, open_retriever, set_pages
+from namesake.amber.build.instances import TASKS
+from namesake.amber.build.reference import COLLECTIONS
+from namesake.amber.evaluation.paper import NOT_IN_PAPER
+from namesake.amber.evaluation.predictions import read_predictions
+from namesake.amber.evaluation.retrieve import RETRIEVER_KINDS, open_retriever, set_pages
 from namesake.cli import main
 from namesake.errors import NamesakeError
 

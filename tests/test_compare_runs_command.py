@@ -117,7 +117,7 @@ def test_a_run_of_another_config_is_refused_naming_it(two_runs, capsys):
 def test_the_command_line_defaults_are_the_library_s():
     """The literal defaults of the parser (kept literal so that `namesake --help` does not
     import the statistics) are the library's."""
-    from namesake.amber.statistics import BOOTSTRAP_RESAMPLES, TEST_RESAMPLES
+    from namesake.amber.evaluation.statistics import BOOTSTRAP_RESAMPLES, TEST_RESAMPLES
     from namesake.cli import build_parser
 
     parser = build_parser()

@@ -264,7 +264,8 @@ def test_compare_runs_dpr_from_the_index_dir(commands_run, encoders, sample_buil
 def test_compare_passes_dpr_encoders_and_similarity(monkeypatch, tmp_path):
     seen = {}
     monkeypatch.setattr(
-        "namesake.amber.compare.compare_retrievers", lambda *a, **kw: seen.update(kw) or "table"
+        "namesake.amber.evaluation.compare.compare_retrievers",
+        lambda *a, **kw: seen.update(kw) or "table",
     )
     base = ["amber", "compare", "--corpus", "c", "--dataset", "d", "--out", str(tmp_path)]
     main(

@@ -20,7 +20,7 @@ from conftest import SAMPLE_KILT
 from datasets import load_dataset
 from tiny_models import accelerate_launch
 
-from namesake.amber.reference import COLLECTIONS
+from namesake.amber.build.reference import COLLECTIONS
 from namesake.cli import build_parser
 from namesake.errors import BadInputError
 from namesake.retrieval import DenseRetriever, read_kilt_documents

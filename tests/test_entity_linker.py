@@ -277,7 +277,7 @@ def test_compare_passes_the_linker_to_the_link_retriever(monkeypatch, tmp_path):
         seen.update(kwargs)
         return "table"
 
-    monkeypatch.setattr("namesake.amber.compare.compare_retrievers", compare)
+    monkeypatch.setattr("namesake.amber.evaluation.compare.compare_retrievers", compare)
     base = ["amber", "compare", "--corpus", "c", "--dataset", "d", "--out", str(tmp_path)]
     main([*base, "--retriever", "link", "--linker", "my-linker"])
     assert seen["retrievers"] == ("link",)

@@ -1,5 +1,5 @@
-"""`namesake fuse` and `namesake.amber.fusion`: ranx's fusion against hand-computed RRF and
-CombSUM, runs of other queries refused naming the file, and the fused run scored."""
+"""`namesake fuse` and `namesake.amber.evaluation.fusion`: ranx's fusion against hand-computed RRF
+and CombSUM, runs of other queries refused naming the file, and the fused run scored."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import json
 import pytest
 from conftest import SAMPLE_KILT
 
-from namesake.amber.fusion import fuse_runs
+from namesake.amber.evaluation.fusion import fuse_runs
 from namesake.cli import main
 from namesake.errors import BadInputError, NamesakeError
 from namesake.trec import read_scored_run
@@ -110,7 +110,7 @@ def test_fuse_command_writes_a_run_that_evaluate_scores(sample_build, tmp_path):
 
 
 def test_fusing_a_slice_of_queries_at_a_time_changes_nothing(runs, monkeypatch):
-    import namesake.amber.fusion as fusion
+    import namesake.amber.evaluation.fusion as fusion
 
     whole = {method: fuse_runs(runs, method) for method in ("rrf", "combsum", "combmnz")}
     monkeypatch.setattr(fusion, "CHUNK_QUERIES", 1)

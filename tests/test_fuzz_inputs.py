@@ -252,7 +252,7 @@ def _counting(read: Callable) -> Callable:
 
 
 def wikidata_format() -> LineFormat:
-    from namesake.amber.entities import extract_entities
+    from namesake.amber.build.entities import extract_entities
 
     sample = _sample_lines(SAMPLE_WIKIDATA)
     properties = [line for line in sample if b'"type":"property"' in line][:3]
@@ -281,7 +281,7 @@ def wikidata_format() -> LineFormat:
 
 
 def kilt_format() -> LineFormat:
-    from namesake.amber.kilt import read_pages
+    from namesake.amber.build.kilt import read_pages
 
     lines = _sample_lines(SAMPLE_KILT)[:6]
     wanted = {json.loads(line)["wikidata_info"]["wikidata_id"] for line in lines[:4]}
@@ -308,7 +308,7 @@ def kilt_documents_format() -> LineFormat:
 
 
 def predictions_format() -> LineFormat:
-    from namesake.amber.predictions import read_predictions
+    from namesake.amber.evaluation.predictions import read_predictions
 
     lines = [
         _encode(
@@ -336,7 +336,7 @@ def predictions_format() -> LineFormat:
 def trec_run_format() -> LineFormat:
     """A TREC run as `namesake evaluate` and `compare-runs` read it (format told from the
     content): a mutated line is read, or refused naming the file."""
-    from namesake.amber.predictions import read_predictions
+    from namesake.amber.evaluation.predictions import read_predictions
 
     lines = [
         f"query-{n} Q0 {100 + n + k} {k + 1} {3.0 - k:.1f} bm25".encode()
@@ -355,7 +355,7 @@ def trec_run_format() -> LineFormat:
 
 
 def pageviews_format(sample: Path, english: bytes) -> LineFormat:
-    from namesake.amber.pageviews import read_pageviews
+    from namesake.amber.build.pageviews import read_pageviews
 
     all_lines = _sample_lines(sample)
     fields = 3 if english == b"en.z " else 6  # the well-formed lines, the sample has others
@@ -433,7 +433,7 @@ def amber_build(tmp_path_factory) -> tuple[Path, Path]:
     """The small fixture of tests/test_amber_inputs.py built: (Hub folder, JSON-lines layout)."""
     from test_amber_inputs import write_inputs
 
-    from namesake.amber.build import build_amber
+    from namesake.amber.build.pipeline import build_amber
 
     folder = tmp_path_factory.mktemp("fuzz-amber")
     inputs = write_inputs(folder / "in")
@@ -445,7 +445,7 @@ def amber_build(tmp_path_factory) -> tuple[Path, Path]:
 def test_fuzz_released_amber_folder(amber_build, tmp_path_factory):
     from test_amber_inputs import parquet_tables
 
-    from namesake.amber.released import import_released
+    from namesake.amber.build.released import import_released
 
     _, release = amber_build
     folder = tmp_path_factory.mktemp("fuzz-released")
@@ -567,7 +567,7 @@ def _fuzz_parquet_folder(shards: list[Path], read: Callable, must_refuse: set[st
 
 
 def test_fuzz_built_amber_folder(amber_build):
-    from namesake.amber.dataset import folder_statistics
+    from namesake.amber.build.dataset import folder_statistics
 
     dataset, _ = amber_build
 

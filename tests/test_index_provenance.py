@@ -21,7 +21,7 @@ import pytest
 from conftest import SAMPLE_KILT
 from tiny_models import save_tiny_bert, save_tiny_dpr
 
-from namesake.amber.retrieve import open_retriever
+from namesake.amber.evaluation.retrieve import open_retriever
 from namesake.bundled_models import MINILM_HUB_ID, minilm_path
 from namesake.cli import main
 from namesake.errors import BadInputError

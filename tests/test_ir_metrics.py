@@ -8,7 +8,7 @@ import math
 import numpy as np
 import pytest
 
-from namesake.amber.ir_metrics import IR_MEASURES, clean_ranking, per_query_ir_measures
+from namesake.amber.evaluation.ir_metrics import IR_MEASURES, clean_ranking, per_query_ir_measures
 
 QRELS = {
     "q1": {"d1": 1, "d2": 1},  # two gold pages, found at ranks 2 and 4

@@ -126,7 +126,7 @@ def test_fusion_then_rerank_is_the_fused_run_reranked(mitigated):
 
 
 def test_compare_s_literal_task_default_is_every_task():
-    from namesake.amber.instances import TASKS
+    from namesake.amber.build.instances import TASKS
     from namesake.cli import build_parser
 
     args = build_parser().parse_args(

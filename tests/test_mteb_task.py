@@ -9,8 +9,8 @@ import json
 import pytest
 from conftest import SAMPLE_KILT
 
-from namesake.amber.evaluation import load_queries
-from namesake.amber.predictions import write_predictions
+from namesake.amber.evaluation.predictions import write_predictions
+from namesake.amber.evaluation.scoring import load_queries
 from namesake.cli import main
 from namesake.errors import BadInputError
 

@@ -18,7 +18,7 @@ import pytest
 from conftest import SAMPLE_KILT
 from tiny_models import save_tiny_bert
 
-from namesake.amber.retrieve import open_retriever
+from namesake.amber.evaluation.retrieve import open_retriever
 from namesake.bundled_models import BGE_SMALL, bge_small_path
 from namesake.cli import main
 from namesake.errors import BadInputError

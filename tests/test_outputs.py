@@ -229,7 +229,9 @@ def test_a_read_only_parent_is_refused_before_stage_1(tmp_path, monkeypatch, cap
     parent = tmp_path / "locked"
     parent.mkdir()
     stage_1 = []
-    monkeypatch.setattr("namesake.amber.build.extract_entities", lambda *a, **k: stage_1.append(a))
+    monkeypatch.setattr(
+        "namesake.amber.build.pipeline.extract_entities", lambda *a, **k: stage_1.append(a)
+    )
     with _read_only(parent):
         started = time.perf_counter()
         with pytest.raises(SystemExit) as refused:
@@ -280,7 +282,7 @@ def test_a_full_disk_while_writing_is_one_error_and_the_previous_output_stays(tm
 
 _KILLED_IN_THE_FINAL_WRITE = """
 import os, signal, sys
-import namesake.amber.build as build
+import namesake.amber.build.pipeline as build
 def killed(*args, **kwargs):  # the configs are written; the card is next
     os.kill(os.getpid(), signal.SIGKILL)
 build.dataset_card = killed

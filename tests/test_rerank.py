@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 from conftest import SAMPLE_KILT
 
-from namesake.amber.predictions import write_predictions
+from namesake.amber.evaluation.predictions import write_predictions
 from namesake.errors import NamesakeError
 from namesake.retrieval.rerank import opening_passages, pages_to_rerank, rerank
 

@@ -9,7 +9,7 @@ from functools import cached_property
 
 import pytest
 
-from namesake.amber.retrieve import RETRIEVERS, retriever_class
+from namesake.amber.evaluation.retrieve import RETRIEVERS, retriever_class
 from namesake.retrieval.base import Retriever
 from namesake.retrieval.bm25 import BM25Retriever
 from namesake.retrieval.corpus import Document

@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from conftest import SAMPLE_KILT
 
-from namesake.amber.retrieve import open_retriever, set_pages
+from namesake.amber.evaluation.retrieve import open_retriever, set_pages
 from namesake.cli import main
 from namesake.errors import BadInputError
 from namesake.retrieval.corpus import Document, split_passages
@@ -231,7 +231,7 @@ def test_the_saved_index_refuses_another_model(sample_index, tiny, capsys):
 
 @pytest.mark.parametrize("candidates", ["all", "set"])
 def test_amber_compare_runs_splade(sample_build, sample_index, tiny, tmp_path, candidates):
-    from namesake.amber.compare import compare_retrievers
+    from namesake.amber.evaluation.compare import compare_retrievers
 
     out, _ = sample_build
     shutil.copytree(sample_index, tmp_path / "indexes")

@@ -13,14 +13,14 @@ from pathlib import Path
 
 
 def test_build_import_does_not_load_typeguard():
-    code = "import sys, namesake.amber.build; print('typeguard' in sys.modules)"
+    code = "import sys, namesake.amber.build.pipeline; print('typeguard' in sys.modules)"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "False"
 
 
 def test_number_words_of_the_published_inflect_line():
-    from namesake.amber.names import _quantity_names
+    from namesake.amber.build.names import _quantity_names
 
     assert _quantity_names("+1999")["additional_aliases"] == [
         "one thousand, nine hundred and ninety-nine"
@@ -135,7 +135,7 @@ def test_bm25_build_save_load_and_search_do_not_import_jax(tmp_path):
 
 
 def test_build_import_leaves_the_heavy_libraries_for_later():
-    """`import namesake.amber.build` (every `namesake amber` start-up) loads neither the
+    """`import namesake.amber.build.pipeline` (every `namesake amber` start-up) loads neither the
     retrievers nor what only some stages use; benchmarks/bench_startup.py has the timings."""
     lazy = [
         "namesake.retrieval",
@@ -150,7 +150,8 @@ def test_build_import_leaves_the_heavy_libraries_for_later():
         "tqdm",
         "multiprocessing",
     ]
-    code = f"import sys, namesake.amber.build; print([m for m in {lazy!r} if m in sys.modules])"
+    loaded = f"[m for m in {lazy!r} if m in sys.modules]"
+    code = f"import sys, namesake.amber.build.pipeline; print({loaded})"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() == "[]"

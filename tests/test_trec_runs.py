@@ -9,7 +9,7 @@ import json
 import pytest
 from conftest import SAMPLE_KILT
 
-from namesake.amber.predictions import read_predictions
+from namesake.amber.evaluation.predictions import read_predictions
 from namesake.cli import main
 from namesake.errors import BadInputError, NamesakeError
 from namesake.trec import read_run, write_run

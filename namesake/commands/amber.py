@@ -6,9 +6,9 @@ import argparse
 import json
 import os
 
-from namesake.amber.beir_export import PAGES
-from namesake.amber.reference import COLLECTIONS
-from namesake.amber.retrieve import RETRIEVER_KINDS
+from namesake.amber.build.reference import COLLECTIONS
+from namesake.amber.evaluation.beir_export import PAGES
+from namesake.amber.evaluation.retrieve import RETRIEVER_KINDS
 from namesake.commands.arguments import (
     add_batch_size,
     add_candidates,
@@ -210,7 +210,7 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     add_similarity(compare)
     add_candidates(compare)
     add_rerank(compare)
-    from namesake.amber.fusion import METHODS as FUSION_METHODS
+    from namesake.amber.evaluation.fusion import METHODS as FUSION_METHODS
 
     compare.add_argument(
         "--fuse",
@@ -275,7 +275,7 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
 
 
 def _amber_qrels(args) -> None:
-    from namesake.amber.evaluation import amber_qrels, load_queries
+    from namesake.amber.evaluation.scoring import amber_qrels, load_queries
     from namesake.trec import write_qrels
 
     qrels = amber_qrels(load_queries(args.dataset, args.config))
@@ -285,7 +285,7 @@ def _amber_qrels(args) -> None:
 
 
 def _amber_read(args) -> None:
-    from namesake.amber.readers import read_amber, readers_table
+    from namesake.amber.evaluation.readers import read_amber, readers_table
 
     run, per_query = read_amber(
         args.reader,
@@ -307,7 +307,7 @@ def _amber_read(args) -> None:
 
 
 def _amber_compare(args) -> None:
-    from namesake.amber.compare import compare_retrievers
+    from namesake.amber.evaluation.compare import compare_retrievers
 
     options = {"link": {"model": args.linker}} if args.linker else {}
     if args.splade_model:
@@ -340,8 +340,8 @@ def _amber_compare(args) -> None:
 
 
 def _amber_build(args) -> None:
-    from namesake.amber.build import build_amber
-    from namesake.amber.dataset import statistics_table
+    from namesake.amber.build.dataset import statistics_table
+    from namesake.amber.build.pipeline import build_amber
 
     collections = tuple(dict.fromkeys(args.collections))
     report = build_amber(
@@ -362,8 +362,8 @@ def _amber_build(args) -> None:
 
 
 def _amber_import(args) -> None:
-    from namesake.amber.dataset import statistics_table
-    from namesake.amber.released import import_released
+    from namesake.amber.build.dataset import statistics_table
+    from namesake.amber.build.released import import_released
 
     collections = tuple(dict.fromkeys(args.collections))
     report = import_released(args.released, args.out, collections=collections)
@@ -373,7 +373,7 @@ def _amber_import(args) -> None:
 
 
 def _amber_stats(args) -> None:
-    from namesake.amber.dataset import folder_statistics, statistics_table
+    from namesake.amber.build.dataset import folder_statistics, statistics_table
 
     found = folder_statistics(args.dataset)
     print(json.dumps(found, indent=2) if args.json else statistics_table(found))
@@ -392,7 +392,7 @@ def _amber_push(args) -> None:
 
 
 def _amber_export(args) -> None:
-    from namesake.amber.beir_export import export_beir
+    from namesake.amber.evaluation.beir_export import export_beir
     from namesake.errors import NamesakeError
 
     if args.distractors and args.pages != "set":

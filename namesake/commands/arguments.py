@@ -18,8 +18,8 @@ import contextlib
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from namesake.amber.reference import COLLECTIONS
-from namesake.amber.retrieve import CANDIDATES
+from namesake.amber.build.reference import COLLECTIONS
+from namesake.amber.evaluation.retrieve import CANDIDATES
 from namesake.outputs import Output, check_outputs, claimed_folder, overwriting
 
 #: How a command writes an output (`add_output`): a folder replaced whole when the command

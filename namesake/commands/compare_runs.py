@@ -53,7 +53,7 @@ def register(groups) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from namesake.amber.compare_runs import compare_runs
+    from namesake.amber.evaluation.compare_runs import compare_runs
     from namesake.metrics import load_metric
     from namesake.outputs import atomic_directory
 

@@ -1,11 +1,11 @@
 """`namesake evaluate`: AmbER predictions scored, with a report beside the paper's numbers
-(`namesake.amber.report`)."""
+(`namesake.amber.evaluation.report`)."""
 
 from __future__ import annotations
 
 import argparse
 
-from namesake.amber.retrieve import RETRIEVER_KINDS
+from namesake.amber.evaluation.retrieve import RETRIEVER_KINDS
 from namesake.commands.arguments import (
     add_output,
     add_scoring,
@@ -33,7 +33,7 @@ def _add_evaluate(parser: argparse.ArgumentParser) -> None:
         required=True,
     )
     add_scoring(parser)
-    from namesake.amber.paper import PAPER_KINDS
+    from namesake.amber.evaluation.paper import PAPER_KINDS
 
     parser.add_argument(
         "--retriever",
@@ -45,9 +45,14 @@ def _add_evaluate(parser: argparse.ArgumentParser) -> None:
 
 
 def _evaluate(args) -> None:
-    from namesake.amber.evaluation import coverage_lines
-    from namesake.amber.paper import paper_line, split_config
-    from namesake.amber.report import IR_LINE, evaluate_run, intervals_line, results_table
+    from namesake.amber.evaluation.paper import paper_line, split_config
+    from namesake.amber.evaluation.report import (
+        IR_LINE,
+        evaluate_run,
+        intervals_line,
+        results_table,
+    )
+    from namesake.amber.evaluation.scoring import coverage_lines
     from namesake.metrics import load_metric
 
     k_values = sorted(set(args.cutoffs))

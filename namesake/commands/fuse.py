@@ -9,7 +9,7 @@ from namesake.commands.arguments import add_output, positive_int
 
 
 def register(groups) -> None:
-    from namesake.amber.fusion import METHODS, NORMS, RRF_K
+    from namesake.amber.evaluation.fusion import METHODS, NORMS, RRF_K
 
     parser = groups.add_parser("fuse", help="fuse runs of the same queries into one (ranx)")
     parser.description = (
@@ -44,8 +44,8 @@ def register(groups) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from namesake.amber.fusion import fuse_runs
-    from namesake.amber.predictions import write_predictions
+    from namesake.amber.evaluation.fusion import fuse_runs
+    from namesake.amber.evaluation.predictions import write_predictions
 
     fused = fuse_runs(
         args.runs, args.method, k=args.rrf_k, weights=args.weights, norm=args.norm, top_k=args.top_k

@@ -1,12 +1,12 @@
 """`namesake retrieve`: AmbER queries answered by a retriever, written as KILT predictions or
-a TREC run (`namesake.amber.retrieve`)."""
+a TREC run (`namesake.amber.evaluation.retrieve`)."""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from namesake.amber.retrieve import RETRIEVER_KINDS
+from namesake.amber.evaluation.retrieve import RETRIEVER_KINDS
 from namesake.commands.arguments import (
     add_candidates,
     add_dpr_encoders,
@@ -74,7 +74,7 @@ def _add_retrieve(parser: argparse.ArgumentParser) -> None:
 
 
 def _retrieve(args) -> None:
-    from namesake.amber.retrieve import open_retriever, retrieve_config
+    from namesake.amber.evaluation.retrieve import open_retriever, retrieve_config
 
     if args.similarity and args.retriever not in ("dense", "dpr"):
         raise NamesakeError("--similarity goes with --retriever dense or dpr")
@@ -107,7 +107,7 @@ def _retrieve(args) -> None:
     elif args.retriever == "bm25" and args.memory_budget:
         options = {"memory_budget": args.memory_budget}
     if args.index is None or not Path(args.index).exists():
-        from namesake.amber.evaluation import load_queries
+        from namesake.amber.evaluation.scoring import load_queries
 
         load_queries(args.dataset, args.config)  # a bad config fails before the index build
     reranker = None

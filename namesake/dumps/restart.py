@@ -106,7 +106,7 @@ class DumpReading:
 def _skipped(stream: BinaryIO, count: int, path: Path) -> BinaryIO:
     """`stream` after reading and dropping its first `count` bytes."""
     # imported here, not with the module (~50 ms): this module is part of
-    # `import namesake.amber.build`, which every `namesake amber` command pays at start-up
+    # `import namesake.amber.build.pipeline`, which every `namesake amber` command pays at start-up
     from tqdm.auto import tqdm
 
     with tqdm(

@@ -3,8 +3,8 @@
 Five retriever classes (BM25, TF-IDF, dense and DPR, SPLADE, the entity linker) build an index
 over KILT pages, save it, load it back and rank pages for queries. `Retriever` is that contract
 as a `typing.Protocol` (as KILT's ``base_retriever.py`` and beir's ``search/base.py`` write
-theirs down): `namesake.amber.retrieve` is typed against it, and a test checks that every kind
-of ``RETRIEVERS`` satisfies it, signatures included. A new retriever (a reranked one, another
+theirs down): `namesake.amber.evaluation.retrieve` is typed against it, and a test checks that every
+kind of ``RETRIEVERS`` satisfies it, signatures included. A new retriever (a reranked one, another
 model) implements these members and is added to ``RETRIEVERS``.
 """
 

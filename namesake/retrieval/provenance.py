@@ -154,7 +154,7 @@ def model_identity(name: str | os.PathLike | None) -> dict | None:
 def new_provenance(**models: str | os.PathLike | None) -> dict:
     """The provenance of an index being built with these models (by recorded field, e.g.
     ``model=..., query_model=...``); the corpus is added by whoever read it
-    (`namesake.amber.retrieve.open_retriever`)."""
+    (`namesake.amber.evaluation.retrieve.open_retriever`)."""
     record: dict = {"namesake_version": __version__}
     if models:
         record["models"] = {field: model_identity(name) for field, name in models.items()}

@@ -23,8 +23,8 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from namesake.amber.reference import COLLECTIONS
-from namesake.amber.retrieve import open_retriever
+from namesake.amber.build.reference import COLLECTIONS
+from namesake.amber.evaluation.retrieve import open_retriever
 from namesake.errors import NamesakeError
 from namesake.space.documents import DocumentStore
 

@@ -11,8 +11,8 @@ import re
 from collections.abc import Sequence
 from html import escape
 
-from namesake.amber.paper import paper_figure, system_for
-from namesake.amber.reference import COLLECTION_NAMES
+from namesake.amber.build.reference import COLLECTION_NAMES
+from namesake.amber.evaluation.paper import paper_figure, system_for
 from namesake.papers import paper
 from namesake.space.explorer import (
     RANK_DEPTH,

@@ -88,7 +88,12 @@ _QUERY_COLUMNS = ("id", "input", "gold_wikipedia_ids")
 def _load(dataset: str, config: str, pages: str):
     """The queries of ``config`` and the pages its corpus must hold (the gold pages, or
     with ``pages="set"`` the pages of the queries' AmbER sets), in dataset order."""
-    from namesake.amber.evaluation import build_references, check_columns, load_amber, load_queries
+    from namesake.amber.evaluation.scoring import (
+        build_references,
+        check_columns,
+        load_amber,
+        load_queries,
+    )
 
     if pages == "set":
         queries, entities = load_amber(dataset, config)
@@ -135,7 +140,7 @@ def export_beir(
     """
     from tqdm.auto import tqdm
 
-    from namesake.amber.evaluation import amber_qrels
+    from namesake.amber.evaluation.scoring import amber_qrels
     from namesake.outputs import atomic_directory
     from namesake.retrieval.corpus import read_kilt_documents
 

@@ -11,7 +11,7 @@ import hashlib
 import random
 from collections import Counter, defaultdict
 
-from namesake.amber.reference import Collection
+from namesake.amber.build.reference import Collection
 
 TASKS = ("qa", "sf", "fc")
 REFUTES_CANDIDATES = 50  # the published code keeps each PID's 50 most frequent values

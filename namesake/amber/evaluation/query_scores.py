@@ -1,5 +1,5 @@
 """Every measure of a run, query by query, and the figures a report prints as sums over AmbER
-sets: what the confidence intervals and the paired tests of `namesake.amber.statistics`
+sets: what the confidence intervals and the paired tests of `namesake.amber.evaluation.statistics`
 resample.
 
 A figure is a ratio of two sums over the queries it covers (accuracy@1 on tail queries: the
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from namesake.amber.ir_metrics import IR_MEASURES, per_query_ir_measures
+from namesake.amber.evaluation.ir_metrics import IR_MEASURES, per_query_ir_measures
 
 PARTS = ("", "_head", "_tail")
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 
-from namesake.amber.predictions import read_scored_predictions
+from namesake.amber.evaluation.predictions import read_scored_predictions
 from namesake.errors import BadInputError, NamesakeError
 
 #: our name -> ranx's fusion method

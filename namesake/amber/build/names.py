@@ -15,12 +15,12 @@ from functools import cache
 import numpy as np
 import pyarrow as pa
 
-from namesake.amber.entities import Entities
-from namesake.amber.reference import PRACTICED_BY, USED_BY, Collection
-from namesake.amber.wikidata import ITEM_VALUE, entity_number
+from namesake.amber.build.entities import Entities
+from namesake.amber.build.reference import PRACTICED_BY, USED_BY, Collection
+from namesake.amber.build.wikidata import ITEM_VALUE, entity_number
 
 # pyarrow.compute (~50 ms) and inflect (~20 ms) are imported inside the functions that use
-# them: this module is part of `import namesake.amber.build`, which every `namesake amber`
+# them: this module is part of `import namesake.amber.build.pipeline`, which every `namesake amber`
 # command pays at start-up, --help included.
 
 MIN_POPULARITY_GAP_PERCENT = 10

@@ -22,7 +22,7 @@ from pathlib import Path
 import msgspec
 import pyarrow as pa
 
-from namesake.amber.dataset import (
+from namesake.amber.build.dataset import (
     config_tables,
     dataset_card,
     entity_rows,
@@ -30,8 +30,8 @@ from namesake.amber.dataset import (
     statistics,
     write_configs,
 )
-from namesake.amber.instances import TASKS
-from namesake.amber.reference import COLLECTIONS
+from namesake.amber.build.instances import TASKS
+from namesake.amber.build.reference import COLLECTIONS
 from namesake.build_report import BuildReport
 from namesake.dumps.reading import iter_json_lines
 from namesake.errors import BadInputError, NamesakeError

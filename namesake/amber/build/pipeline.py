@@ -6,8 +6,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from namesake.amber.alignment import align_to_pages
-from namesake.amber.dataset import (
+from namesake.amber.build.alignment import align_to_pages
+from namesake.amber.build.dataset import (
     config_tables,
     dataset_card,
     entity_rows,
@@ -16,13 +16,13 @@ from namesake.amber.dataset import (
     write_configs,
     write_jsonl_layout,
 )
-from namesake.amber.entities import extract_entities
-from namesake.amber.instances import build_instances
-from namesake.amber.kilt import read_pages
-from namesake.amber.names import find_polysemous_names
-from namesake.amber.pageviews import read_pageviews
-from namesake.amber.reference import COLLECTIONS, PRACTICED_BY, USED_BY, load_collection
-from namesake.amber.relations import keep_distinguishing_relations
+from namesake.amber.build.entities import extract_entities
+from namesake.amber.build.instances import build_instances
+from namesake.amber.build.kilt import read_pages
+from namesake.amber.build.names import find_polysemous_names
+from namesake.amber.build.pageviews import read_pageviews
+from namesake.amber.build.reference import COLLECTIONS, PRACTICED_BY, USED_BY, load_collection
+from namesake.amber.build.relations import keep_distinguishing_relations
 from namesake.build_report import BuildReport, warn_skipped
 from namesake.errors import InputProblems, NamesakeError
 from namesake.outputs import atomic_directory
@@ -44,7 +44,7 @@ def build_amber(
     """Builds AmbER from the three dumps; outputs appear atomically, or not at all.
 
     `work_dir`: where stage 1's pass over the Wikidata dump is kept chunk by chunk
-    (`namesake.amber.entity_chunks`), so that a rerun goes on after the last chunk."""
+    (`namesake.amber.build.entity_chunks`), so that a rerun goes on after the last chunk."""
     report = BuildReport()
     problems = InputProblems(strict)
     loaded = [load_collection(name, reference_dir) for name in collections]

@@ -1,8 +1,8 @@
 """Is a figure, or a difference between two runs, real? Confidence intervals by bootstrap over
 AmbER sets, a paired randomization test clustered by set, and Holm's correction.
 
-Both resample sets, not queries (`namesake.amber.query_scores`): the queries of one set are
-about entities sharing a name, and one retriever's confusion between them moves them
+Both resample sets, not queries (`namesake.amber.evaluation.query_scores`): the queries of one set
+are about entities sharing a name, and one retriever's confusion between them moves them
 together, so treating them as independent would give intervals too narrow and p-values too
 small. Both are vectorised over resamples (one matrix product per batch), so that AmbER's
 79,000 queries in 7,330 sets take seconds (``benchmarks/bench_amber_statistics.py``).
@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from namesake.amber.query_scores import SetSums
+from namesake.amber.evaluation.query_scores import SetSums
 
 CONFIDENCE = 0.95
 BOOTSTRAP_RESAMPLES = 1000

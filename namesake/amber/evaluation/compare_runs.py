@@ -3,9 +3,9 @@
 Every figure of an evaluation report (AmbER's measures, the head-tail gaps, the standard IR
 measures) is compared between run A and run B on the same queries: B - A with its 95%
 bootstrap interval over AmbER sets, the p-value of a paired randomization test clustered by
-set (`namesake.amber.statistics`), and Holm's adjustment over the whole family of figures,
-so that a "significant" verdict holds at 0.05 for the report as a whole. Beside the standard
-IR measures, ranx's Fisher randomization test treats queries as independent, as IR papers
+set (`namesake.amber.evaluation.statistics`), and Holm's adjustment over the whole family of
+figures, so that a "significant" verdict holds at 0.05 for the report as a whole. Beside the
+standard IR measures, ranx's Fisher randomization test treats queries as independent, as IR papers
 usually do; where it says "significant" and the clustered test does not, the difference
 rests on queries of a few sets. (It runs on the five IR measures over all queries only: at
 80,000 queries one call takes ~7 s, see ``benchmarks/bench_amber_statistics.py``.)
@@ -18,7 +18,10 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
-from namesake.amber.evaluation import (
+from namesake.amber.evaluation.ir_metrics import IR_MEASURES
+from namesake.amber.evaluation.predictions import read_predictions
+from namesake.amber.evaluation.query_scores import query_scores, set_sums
+from namesake.amber.evaluation.scoring import (
     amber_qrels,
     build_references,
     check_columns,
@@ -26,10 +29,7 @@ from namesake.amber.evaluation import (
     load_amber,
     prediction_coverage,
 )
-from namesake.amber.ir_metrics import IR_MEASURES
-from namesake.amber.predictions import read_predictions
-from namesake.amber.query_scores import query_scores, set_sums
-from namesake.amber.statistics import (
+from namesake.amber.evaluation.statistics import (
     ALPHA,
     BOOTSTRAP_RESAMPLES,
     TEST_RESAMPLES,

@@ -35,7 +35,7 @@ smallest no-answer score (negative: no answer); null when no window was read or 
 Settings: **oracle** reads the query's gold pages; **retrieved** reads the top ``k`` pages of
 a retrieval run (the predictions format `namesake retrieve` writes). Head/tail comes from the
 dataset rows as the retrieval evaluation defines it
-(:func:`namesake.amber.evaluation.build_references`).
+(:func:`namesake.amber.evaluation.scoring.build_references`).
 """
 
 from __future__ import annotations
@@ -48,8 +48,8 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from namesake.amber.paper import TASK_NAMES
-from namesake.amber.reference import COLLECTION_NAMES
+from namesake.amber.build.reference import COLLECTION_NAMES
+from namesake.amber.evaluation.paper import TASK_NAMES
 from namesake.errors import NamesakeError
 from namesake.outputs import atomic_file
 from namesake.papers import NOT_IN_PAPER, paper
@@ -413,8 +413,8 @@ def documents_to_read(
     """Per query, in dataset order, the wikipedia ids it reads."""
     if setting == "oracle":
         return [list(ids) for ids in queries["gold_wikipedia_ids"]]
-    from namesake.amber.evaluation import rankings_for
-    from namesake.amber.predictions import read_predictions
+    from namesake.amber.evaluation.predictions import read_predictions
+    from namesake.amber.evaluation.scoring import rankings_for
 
     return [ranking[:k] for ranking in rankings_for(queries, read_predictions(predictions))]
 
@@ -488,7 +488,7 @@ def read_amber(
 ) -> tuple[dict, Path]:
     """Reads every query of ``<collection>_<task>``; writes the per-query JSON lines, merges
     this run into ``out/metrics.json`` and ``out/readers.md``; returns (run, per-query file)."""
-    from namesake.amber.evaluation import build_references, load_amber
+    from namesake.amber.evaluation.scoring import build_references, load_amber
 
     if setting == "oracle" and predictions is not None:
         raise NamesakeError("--predictions is read only with --setting retrieved")

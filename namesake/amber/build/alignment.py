@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import hashlib
 
-from namesake.amber.kilt import Page
+from namesake.amber.build.kilt import Page
 from namesake.text import get_tokens
 
 

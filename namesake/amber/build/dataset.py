@@ -12,15 +12,15 @@ from pathlib import Path
 import pyarrow as pa
 
 import namesake
-from namesake.amber.instances import TASKS
-from namesake.amber.reference import COLLECTION_NAMES, COLLECTIONS
+from namesake.amber.build.instances import TASKS
+from namesake.amber.build.reference import COLLECTION_NAMES, COLLECTIONS
 from namesake.dataset_folder import WrittenConfig, card_entries, read_shards, write_config
 from namesake.errors import BadInputError
 from namesake.papers import paper
 
 # pyarrow.compute (~50 ms), pyarrow.parquet and yaml (~20 ms each) are imported in the
-# functions that use them: this module is part of `import namesake.amber.build`, which every
-# `namesake amber` command pays at start-up, --help included.
+# functions that use them: this module is part of `import namesake.amber.build.pipeline`,
+# which every `namesake amber` command pays at start-up, --help included.
 
 ROWS_PER_SHARD = 200_000
 CARD_TEMPLATE = Path(__file__).parent / "dataset_card.md"

@@ -13,7 +13,15 @@ import matplotlib
 matplotlib.use("Agg")  # files only; no display needed
 import matplotlib.pyplot as plt  # noqa: E402
 
-from namesake.amber.evaluation import (  # noqa: E402
+from namesake.amber.evaluation.paper import (  # noqa: E402
+    paper_kind,
+    paper_line,
+    paper_tables,
+    split_config,
+    system_label,
+)
+from namesake.amber.evaluation.predictions import read_predictions  # noqa: E402
+from namesake.amber.evaluation.scoring import (  # noqa: E402
     GapBin,
     check_columns,
     check_coverage,
@@ -22,14 +30,6 @@ from namesake.amber.evaluation import (  # noqa: E402
     prediction_coverage,
     score_predictions,
 )
-from namesake.amber.paper import (  # noqa: E402
-    paper_kind,
-    paper_line,
-    paper_tables,
-    split_config,
-    system_label,
-)
-from namesake.amber.predictions import read_predictions  # noqa: E402
 from namesake.outputs import atomic_directory  # noqa: E402
 
 
@@ -46,7 +46,7 @@ def _figure(metrics: dict, key: str) -> str:
     return _cell(metrics[key], metrics.get("intervals", {}).get(key))
 
 
-#: the standard IR measures' column headers (`namesake.amber.ir_metrics`)
+#: the standard IR measures' column headers (`namesake.amber.evaluation.ir_metrics`)
 IR_HEADERS = {
     "ndcg@10": "nDCG@10",
     "mrr@10": "MRR@10",

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from collections import Counter
 
-from namesake.amber.reference import Collection
+from namesake.amber.build.reference import Collection
 
 
 def keep_distinguishing_relations(sets: list[dict], collection: Collection) -> None:

@@ -13,7 +13,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from namesake.amber.predictions import write_predictions
+from namesake.amber.evaluation.predictions import write_predictions
 from namesake.errors import NamesakeError
 
 if TYPE_CHECKING:  # the retrievers import their libraries only when used
@@ -124,7 +124,7 @@ def retrieve_config(
     ``reranker`` (`namesake.retrieval.rerankers.open_reranker`): rescores the top
     ``rerank_depth`` pages of each ranking, reading their text from ``corpus``.
     """
-    from namesake.amber.evaluation import load_queries
+    from namesake.amber.evaluation.scoring import load_queries
 
     if candidates not in CANDIDATES:
         raise ValueError(f"candidates must be one of {CANDIDATES}, not {candidates!r}")
@@ -173,8 +173,8 @@ def rerank_predictions(
 ) -> None:
     """A predictions file of ``config`` reranked into ``out`` (KILT JSON lines, both scores
     kept): the second stage of `amber compare --rerank` over each first stage's run."""
-    from namesake.amber.evaluation import load_queries
-    from namesake.amber.predictions import read_scored_predictions
+    from namesake.amber.evaluation.predictions import read_scored_predictions
+    from namesake.amber.evaluation.scoring import load_queries
 
     queries = load_queries(dataset, config)
     scored = read_scored_predictions(predictions)
@@ -188,7 +188,7 @@ def rerank_predictions(
 def set_pages(dataset: str, config: str):
     """The queries of ``config`` and, per query, the pages of its AmbER set (its entity's and
     the namesakes'), from the collection's ``<collection>_entities`` config."""
-    from namesake.amber.evaluation import build_references, load_amber
+    from namesake.amber.evaluation.scoring import build_references, load_amber
 
     needs = (
         f"--candidates set ranks the pages of each query's AmbER set: {dataset} needs a 'name' "

@@ -14,11 +14,11 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from namesake.amber.instances import TASKS
-from namesake.amber.paper import paper_kind, paper_line
-from namesake.amber.reference import COLLECTION_NAMES, COLLECTIONS
-from namesake.amber.report import IR_LINE, evaluate_run, intervals_line, results_table
-from namesake.amber.retrieve import open_retriever, retrieve_config
+from namesake.amber.build.instances import TASKS
+from namesake.amber.build.reference import COLLECTION_NAMES, COLLECTIONS
+from namesake.amber.evaluation.paper import paper_kind, paper_line
+from namesake.amber.evaluation.report import IR_LINE, evaluate_run, intervals_line, results_table
+from namesake.amber.evaluation.retrieve import open_retriever, retrieve_config
 from namesake.errors import NamesakeError
 from namesake.metrics import load_metric
 from namesake.outputs import atomic_file
@@ -96,7 +96,7 @@ def compare_retrievers(
 
     Predictions go to ``out/predictions/``, one report per run to ``out/reports/``, and the
     combined table to ``out/results.md``, with the AmbER paper's figure beside each of ours
-    that it reports, for the same kind of retriever (``namesake.amber.paper``). With
+    that it reports, for the same kind of retriever (``namesake.amber.evaluation.paper``). With
     ``index_dir``, each retriever's index is loaded from ``index_dir/<retriever>`` or, when
     missing, built there (the Space reads them); a saved index built from another corpus,
     or with other models than a run names, is refused by name (see `open_retriever`).
@@ -221,9 +221,9 @@ def mitigations(
 ) -> list[tuple[str, Path]]:
     """The second stages of one config's first-stage runs: their fusion (``fuse``), then each
     first stage and the fusion reranked; (row label, predictions file) of each."""
-    from namesake.amber.fusion import fuse_runs
-    from namesake.amber.predictions import write_predictions
-    from namesake.amber.retrieve import rerank_predictions
+    from namesake.amber.evaluation.fusion import fuse_runs
+    from namesake.amber.evaluation.predictions import write_predictions
+    from namesake.amber.evaluation.retrieve import rerank_predictions
 
     made = []
     folder = out / "predictions"
@@ -261,7 +261,7 @@ def against_baseline(
     by `compare-runs`' paired test over AmbER sets: the difference with its 95% interval and
     the Holm-adjusted p-value of a few headline measures, and how many of all the measures
     differ significantly."""
-    from namesake.amber.compare_runs import compare_runs
+    from namesake.amber.evaluation.compare_runs import compare_runs
 
     headers = [f"Δ {header} [95% CI] (p Holm)" for header, _ in AGAINST]
     lines = [

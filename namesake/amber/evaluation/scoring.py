@@ -326,12 +326,16 @@ def score_predictions(
     seed: int = 0,
 ) -> tuple[dict, list[GapBin]]:
     """The metric's scores on every query of ``queries``, the standard IR measures beside them
-    (`namesake.amber.ir_metrics`), the head-tail gap of each accuracy@k, and the popularity-gap
-    bins; ``metrics["intervals"]``: each figure's 95% bootstrap interval over AmbER sets
-    (``resamples`` of them, default `statistics.BOOTSTRAP_RESAMPLES`);
+    (`namesake.amber.evaluation.ir_metrics`), the head-tail gap of each accuracy@k, and the
+    popularity-gap bins; ``metrics["intervals"]``: each figure's 95% bootstrap interval over AmbER
+    sets (``resamples`` of them, default `statistics.BOOTSTRAP_RESAMPLES`);
     ``metrics["coverage"]``: what `Coverage.record` says of the predictions."""
-    from namesake.amber.query_scores import query_scores, set_sums
-    from namesake.amber.statistics import BOOTSTRAP_RESAMPLES, CONFIDENCE, bootstrap_intervals
+    from namesake.amber.evaluation.query_scores import query_scores, set_sums
+    from namesake.amber.evaluation.statistics import (
+        BOOTSTRAP_RESAMPLES,
+        CONFIDENCE,
+        bootstrap_intervals,
+    )
 
     references = build_references(queries, entities)
     rankings = rankings_for(queries, predictions, allow_missing)

@@ -3,7 +3,7 @@
 ir-measures runs trec_eval's own C code (pytrec_eval), so nDCG@10, MRR@10, R-precision and
 Recall@k mean exactly what trec_eval means by them; ranx and a hand-worked example check them
 in ``tests/test_ir_metrics.py``. AmbER judges a query's gold pages relevant (1) and nothing
-else (`namesake.amber.evaluation.amber_qrels`), so R-precision is KILT's page-level
+else (`namesake.amber.evaluation.scoring.amber_qrels`), so R-precision is KILT's page-level
 R-precision: of the first R pages, the share that are gold, R being the number of gold pages.
 
 Rankings are cleaned as the entity_confusion metric cleans them ("None" dropped, a repeated

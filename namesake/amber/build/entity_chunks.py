@@ -22,7 +22,12 @@ from pathlib import Path
 import pyarrow.feather as feather
 from pyarrow import ArrowException
 
-from namesake.amber.wikidata import ENTITY_SCHEMA, RELATION_SCHEMA, ParsedBlock, combine_blocks
+from namesake.amber.build.wikidata import (
+    ENTITY_SCHEMA,
+    RELATION_SCHEMA,
+    ParsedBlock,
+    combine_blocks,
+)
 from namesake.errors import BadInputError
 from namesake.outputs import atomic_directory
 from namesake.work_folder import input_identity, prepare_work_folder, read_json

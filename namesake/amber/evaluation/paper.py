@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from namesake.amber.reference import COLLECTION_NAMES
+from namesake.amber.build.reference import COLLECTION_NAMES
 from namesake.papers import NOT_IN_PAPER, PaperTable, paper
 
 # Our kinds -> the paper's retrievers. `link` is our BLINK-style bi-encoder linker; `blink`

@@ -16,14 +16,14 @@ from pathlib import Path
 import numpy as np
 import pyarrow as pa
 
-from namesake.amber import wikidata
-from namesake.amber.entity_chunks import EntityChunks
+from namesake.amber.build import wikidata
+from namesake.amber.build.entity_chunks import EntityChunks
 from namesake.dumps import restart as dump_restart
 from namesake.dumps.reading import map_blocks
 from namesake.errors import BadInputError, InputProblems
 
 # pyarrow.compute (~50 ms) is imported in extract_entities, not here: this module is part
-# of `import namesake.amber.build`, which every `namesake amber` command pays at start-up.
+# of `import namesake.amber.build.pipeline`, which every `namesake amber` command pays at start-up.
 
 
 @dataclass
