@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import bz2
 import gzip
+import itertools
 import json
 from pathlib import Path
 from xml.sax.saxutils import escape
@@ -84,6 +85,18 @@ def _open(path: Path, mode: str):
     if path.suffix == ".gz":
         return gzip.open(path, mode)
     return open(path, mode)
+
+
+def compress(data: bytes, compression: str) -> bytes:
+    """`data` compressed as "bz2" or "gzip", or left "plain"."""
+    return {"bz2": bz2.compress, "gzip": gzip.compress, "plain": bytes}[compression](data)
+
+
+def members(data: bytes, compression: str, parts: int = 3) -> bytes:
+    """`data` cut into `parts` pieces (inside lines), compressed one by one, concatenated:
+    a multi-member gzip or multi-stream bz2 file, as `cat a.gz b.gz` or pbzip2 make."""
+    cuts = [len(data) * k // parts for k in range(parts + 1)]
+    return b"".join(compress(data[a:b], compression) for a, b in itertools.pairwise(cuts))
 
 
 def write_wikidata(path, entities: list[dict]) -> Path:

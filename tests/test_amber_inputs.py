@@ -11,7 +11,6 @@ from __future__ import annotations
 import bz2
 import functools
 import gzip
-import itertools
 import json
 import math
 import os
@@ -25,7 +24,9 @@ import msgspec
 import pyarrow.parquet as pq
 import pytest
 from dumps import (
+    compress,
     item,
+    members,
     page,
     prop,
     write_kilt,
@@ -129,10 +130,6 @@ def entity_lines(entities=None) -> list[bytes]:
 def dump_bytes(lines: list[bytes], close: bool = True) -> bytes:
     """The Wikidata dump layout: '[', entities each followed by ',' but the last, ']'."""
     return b"[\n" + b",\n".join(lines) + b"\n" + (b"]\n" if close else b"")
-
-
-def compress(data: bytes, compression: str) -> bytes:
-    return {"bz2": bz2.compress, "gzip": gzip.compress, "plain": bytes}[compression](data)
 
 
 def write_inputs(
@@ -303,13 +300,6 @@ def test_compressed_inputs_give_identical_output(tmp_path, reference, compressio
     out = tmp_path / "out"
     build(inputs, out, workers=workers)
     assert parquet_tables(out) == parquet_tables(reference)
-
-
-def members(data: bytes, compression: str, parts: int = 3) -> bytes:
-    """`data` cut into `parts` pieces (inside lines), compressed one by one, concatenated:
-    a multi-member gzip or multi-stream bz2 file, as `cat a.gz b.gz` or pbzip2 make."""
-    cuts = [len(data) * k // parts for k in range(parts + 1)]
-    return b"".join(compress(data[a:b], compression) for a, b in itertools.pairwise(cuts))
 
 
 @pytest.mark.parametrize("workers", [1, 2])
