@@ -516,7 +516,7 @@ def _ecqg_evaluate_dpr(args) -> None:
             raise NamesakeError("--query-model goes with --model, not --model-dir")
         passage_model, question_model = model_dir_encoders(args.model_dir)
     elif args.model:
-        question_model, passage_model = args.query_model, args.model
+        passage_model, question_model = args.model, args.query_model
     else:
         raise NamesakeError("evaluate-dpr: give --model-dir, --model, or --run/--tfidf/--dpr-*")
     result = evaluate_retrieval(
