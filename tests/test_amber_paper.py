@@ -15,11 +15,12 @@ from namesake.amber.evaluation.paper import (
     NOT_IN_PAPER,
     UNKNOWN_RETRIEVER,
     paper_figure,
+    paper_row,
     paper_tables,
     system_for,
     system_label,
 )
-from namesake.amber.evaluation.report import results_table
+from namesake.amber.evaluation.report import TableRow, results_table
 from namesake.cli import main
 
 # (our kind, collection, task, our metric key): the figure as printed on page 6 of the paper
@@ -85,9 +86,11 @@ def header_and_row(table: str) -> tuple[list[str], list[str]]:
 
 
 def test_results_table_puts_a_paper_cell_after_each_measure_the_paper_reports():
-    plain = results_table([({"Run": "x"}, METRICS)], [1, 20])
-    assert "paper" not in plain  # callers without paper rows keep the old columns
-    table = results_table([({"Run": "x"}, METRICS)], [1, 20], paper_rows=[("dpr", "human", "qa")])
+    plain = results_table([TableRow({"Run": "x"}, METRICS)], [1, 20])
+    assert "paper" not in plain  # rows without the paper's side keep the old columns
+    table = results_table(
+        [TableRow({"Run": "x"}, METRICS, paper_row("dpr", "human", "qa"))], [1, 20]
+    )
     header, row = header_and_row(table)
     assert header[:3] == ["Run", "paper system", "All@1"] and row[1] == "DPR"
     assert row[header.index("All@1")] == f"{METRICS['accuracy@1']:.1f}"
@@ -98,6 +101,42 @@ def test_results_table_puts_a_paper_cell_after_each_measure_the_paper_reports():
         assert row[header.index(measure) + 1] == figure, measure
     assert header[header.index("Confusion") + 1] != "paper"  # no "all" column in Table 6
     assert header.count("paper") == PAPER_MEASURES
+
+
+def test_the_paper_row_is_the_papers_side_as_data():
+    row = paper_row("dpr", "human", "qa")
+    assert row.system == "DPR" and row.label == "DPR"
+    assert set(row.figures) == set(row.cells) == set(MEASURES)
+    assert row.figures["accuracy@1"] == pytest.approx(13.1) and row.cells["accuracy@1"] == "13.1"
+    assert row.record() == {"system": "DPR", "figures": row.figures}
+    bm25 = paper_row("bm25", "human", "qa")
+    assert bm25.system is None and bm25.label == NOT_IN_PAPER
+    assert set(bm25.cells.values()) == {NOT_IN_PAPER}
+    assert set(bm25.figures.values()) == {None}
+
+
+def test_a_not_trained_row_says_why_in_place_of_its_figures():
+    paper = paper_row("dense", "human", "qa")
+    rows = [
+        TableRow({"Retriever": "bm25"}, METRICS, paper_row("bm25", "human", "qa")),
+        TableRow({"Retriever": "dense:Mixed"}, not_trained="no training item"),
+        TableRow({"Retriever": "dense"}, {**METRICS, "accuracy@1": 99.0}, paper),
+    ]
+    lines = results_table(rows, [1, 20]).splitlines()
+    header = [cell.strip() for cell in lines[0].strip("|").split("|")]
+    cells = [[cell.strip() for cell in line.strip("|").split("|")] for line in lines[2:]]
+    assert [row[0] for row in cells] == ["bm25", "dense:Mixed", "dense"]  # the rows' order
+    assert all(len(row) == len(header) for row in cells)
+    assert cells[1][1] == "not trained: no training item"
+    assert set(cells[1][2:]) == {"not trained"}
+    assert cells[2][header.index("All@1")] == "99.0"
+    # with no scored row, one "figures" column holds the reasons
+    alone = results_table(rows[1:2], [1, 20]).splitlines()
+    assert alone == [
+        "| Retriever | figures |",
+        "|---|---|",
+        "| dense:Mixed | not trained: no training item |",
+    ]
 
 
 @pytest.fixture(scope="module")

@@ -1,5 +1,5 @@
 """`namesake evaluate`: AmbER predictions scored, with a report beside the paper's numbers
-(`namesake.amber.evaluation.report`)."""
+(`namesake.amber.evaluation.evaluate`)."""
 
 from __future__ import annotations
 
@@ -45,18 +45,14 @@ def _add_evaluate(parser: argparse.ArgumentParser) -> None:
 
 
 def _evaluate(args) -> None:
-    from namesake.amber.evaluation.paper import paper_line, split_config
-    from namesake.amber.evaluation.report import (
-        IR_LINE,
-        evaluate_run,
-        intervals_line,
-        results_table,
-    )
+    from namesake.amber.evaluation.evaluate import evaluate_run
+    from namesake.amber.evaluation.paper import paper_line
+    from namesake.amber.evaluation.report import IR_LINE, TableRow, intervals_line, results_table
     from namesake.amber.evaluation.scoring import coverage_lines
     from namesake.metrics import load_metric
 
     k_values = sorted(set(args.cutoffs))
-    metrics = evaluate_run(
+    evaluation = evaluate_run(
         args.dataset,
         args.config,
         args.predictions,
@@ -68,9 +64,8 @@ def _evaluate(args) -> None:
         predictions_format=args.format,
         resamples=args.bootstrap_resamples,
     )
-    collection, task = split_config(args.config)
-    rows = [({"Config": args.config}, metrics)]
-    print(results_table(rows, k_values, paper_rows=[(args.retriever, collection, task)]))
+    metrics = evaluation.metrics
+    print(results_table([TableRow({"Config": args.config}, metrics, evaluation.paper)], k_values))
     print(paper_line(args.retriever))
     print(f"{intervals_line(metrics)} {IR_LINE}")
     print("\n".join(coverage_lines(metrics["coverage"], args.config)))

@@ -16,8 +16,9 @@ from pathlib import Path
 
 from namesake.amber.build.instances import TASKS
 from namesake.amber.build.reference import COLLECTION_NAMES, COLLECTIONS
+from namesake.amber.evaluation.evaluate import evaluate_run
 from namesake.amber.evaluation.paper import paper_kind, paper_line
-from namesake.amber.evaluation.report import IR_LINE, evaluate_run, intervals_line, results_table
+from namesake.amber.evaluation.report import IR_LINE, TableRow, intervals_line, results_table
 from namesake.amber.evaluation.retrieve import open_retriever, retrieve_config
 from namesake.errors import NamesakeError
 from namesake.metrics import load_metric
@@ -56,22 +57,6 @@ def dense_run(label: str, spec: str | os.PathLike, similarity: str | None = None
         if similarity:
             run.options["similarity"] = similarity
     return run
-
-
-def _with_not_trained_rows(table: str, untrained: list[tuple[int, dict, str]]) -> str:
-    """`table` with, for each (row position, labels, reason), a row saying why there are no
-    figures; with no other row, a table of these rows alone."""
-    if not untrained:
-        return table
-    lines = table.splitlines()
-    if len(lines) < 2 or not lines[0].startswith("| Retriever"):  # no run with figures
-        header = [*untrained[0][1], "figures"]
-        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    measures = lines[0].count("|") - 1 - len(untrained[0][1])
-    for offset, (position, labels, reason) in enumerate(untrained):
-        cells = [*labels.values(), f"not trained: {reason}"] + ["not trained"] * (measures - 1)
-        lines.insert(2 + position + offset, "| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
 
 
 def compare_retrievers(
@@ -132,7 +117,7 @@ def compare_retrievers(
         from namesake.retrieval.rerankers import open_reranker
 
         reranker = open_reranker(rerank)
-    rows, paper_rows, untrained = [], [], []
+    rows: list[TableRow] = []
     first_stages: dict[str, list[tuple[str, Path]]] = {}  # config -> (row label, predictions)
     for run in runs:
         if run.not_trained is None:
@@ -147,11 +132,11 @@ def compare_retrievers(
                     "Task": task.upper(),
                 }
                 if run.not_trained is not None:
-                    untrained.append((len(rows), label, run.not_trained))
+                    rows.append(TableRow(label, not_trained=run.not_trained))
                     continue
                 predictions = out / "predictions" / f"{run.stem}-{config}.jsonl"
                 retrieve_config(retriever, dataset, config, k, predictions, candidates)
-                metrics = evaluate_run(
+                evaluation = evaluate_run(
                     dataset,
                     config,
                     predictions,
@@ -161,8 +146,7 @@ def compare_retrievers(
                     retriever=run.kind,
                     candidates=candidates,
                 )
-                rows.append((label, metrics))
-                paper_rows.append((paper_kind(run.kind, candidates), collection, task))
+                rows.append(TableRow(label, evaluation.metrics, evaluation.paper))
                 first_stages.setdefault(config, []).append((run.name, predictions))
     systems: dict[str, list[tuple[str, Path]]] = {c: list(v) for c, v in first_stages.items()}
     if reranker is not None or fuse:
@@ -171,7 +155,7 @@ def compare_retrievers(
             for name, predictions in mitigations(
                 dataset, config, stages, corpus, out, k, reranker, rerank_depth, fuse
             ):
-                metrics = evaluate_run(
+                evaluation = evaluate_run(
                     dataset,
                     config,
                     predictions,
@@ -186,13 +170,11 @@ def compare_retrievers(
                     "Collection": COLLECTION_NAMES[collection],
                     "Task": task.upper(),
                 }
-                rows.append((label, metrics))
-                paper_rows.append((paper_kind(name, candidates), collection, task))
+                rows.append(TableRow(label, evaluation.metrics, evaluation.paper))
                 systems[config].append((name, predictions))
-    table = _with_not_trained_rows(
-        results_table(rows, list(k_values), paper_rows=paper_rows), untrained
-    )
-    notes = f"{intervals_line(rows[0][1])} {IR_LINE}" if rows else ""
+    table = results_table(rows, list(k_values))
+    scored = [row for row in rows if row.not_trained is None]
+    notes = f"{intervals_line(scored[0].metrics)} {IR_LINE}" if scored else ""
     with atomic_file(out / "results.md", "w") as f:
         f.write(f"# AmbER retrieval results\n\nk = {k} retrieved documents per query")
         f.write(", ranked within each query's AmbER set.\n\n" if candidates == "set" else ".\n\n")

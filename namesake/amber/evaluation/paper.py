@@ -105,18 +105,45 @@ class AmberPaper:
         value = table.figure(**fields)
         return f"{value:.1f}" if value is not None else table.gap(**fields) or NOT_IN_PAPER
 
-    def figures_for(self, kind: str | None, collection: str, task: str) -> dict:
-        """For metrics.json: the paper's system and its figure per reported measure."""
-        return {
-            "system": KIND_SYSTEMS.get(kind or ""),
-            "figures": {m: self.figure(kind, collection, task, m) for m in MEASURES},
-        }
+    def row(self, kind: str | None, collection: str, task: str) -> PaperRow:
+        """The paper's side of one of our rows: every measure it reports, looked up once."""
+        return PaperRow(
+            system=KIND_SYSTEMS.get(kind or ""),
+            label=system_label(kind),
+            figures={m: self.figure(kind, collection, task, m) for m in MEASURES},
+            cells={m: self.cell(kind, collection, task, m) for m in MEASURES},
+        )
+
+
+@dataclass(frozen=True)
+class PaperRow:
+    """What the AmbER paper reports beside one of our rows, as data: the formatter prints it
+    and metrics.json records it, neither looks anything up.
+
+    ``system``: the paper's retriever of the same kind, or None; ``label``: what the "paper
+    system" column says (`system_label`); ``figures``: per measure the paper reports, its
+    figure or None; ``cells``: per measure, the text of the "paper" cell (the figure, or why
+    there is none)."""
+
+    system: str | None
+    label: str
+    figures: dict[str, float | None]
+    cells: dict[str, str]
+
+    def record(self) -> dict:
+        """metrics.json's "paper": the system and its figure per reported measure."""
+        return {"system": self.system, "figures": self.figures}
 
 
 def paper_tables() -> AmberPaper:
     """The AmbER paper's retrieval tables, as our reports read them."""
     tables = paper("amber").tables
     return AmberPaper({t: tables[t] for t in ("5", "6", "9")})
+
+
+def paper_row(kind: str | None, collection: str, task: str) -> PaperRow:
+    """The paper's side of a row of our retriever ``kind`` on ``collection`` and ``task``."""
+    return paper_tables().row(kind, collection, task)
 
 
 def paper_figure(kind: str | None, collection: str, task: str, measure: str) -> float | None:

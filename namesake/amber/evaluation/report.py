@@ -1,11 +1,16 @@
-"""The evaluation report: metrics.json, report.md (the paper's Table 5/6 layout) and
-popularity_gap.png (its Figure 4)."""
+"""The one formatter of AmbER evaluations: the results table (the paper's Tables 5/6 layout,
+its figure beside each of ours), and the report files metrics.json, report.md and
+popularity_gap.png (its Figure 4).
+
+Nothing here scores or looks anything up: `namesake.amber.evaluation.evaluate` returns the
+data (an `Evaluation`, with the paper's side as a `PaperRow`), and these functions print it."""
 
 from __future__ import annotations
 
 import json
 import math
 import os
+from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib
@@ -13,23 +18,8 @@ import matplotlib
 matplotlib.use("Agg")  # files only; no display needed
 import matplotlib.pyplot as plt  # noqa: E402
 
-from namesake.amber.evaluation.paper import (  # noqa: E402
-    paper_kind,
-    paper_line,
-    paper_tables,
-    split_config,
-    system_label,
-)
-from namesake.amber.evaluation.predictions import read_predictions  # noqa: E402
-from namesake.amber.evaluation.scoring import (  # noqa: E402
-    GapBin,
-    check_columns,
-    check_coverage,
-    coverage_lines,
-    load_amber,
-    prediction_coverage,
-    score_predictions,
-)
+from namesake.amber.evaluation.paper import PaperRow, paper_kind, paper_line  # noqa: E402
+from namesake.amber.evaluation.scoring import Evaluation, GapBin, coverage_lines  # noqa: E402
 from namesake.outputs import atomic_directory  # noqa: E402
 
 
@@ -102,43 +92,63 @@ def intervals_line(metrics: dict) -> str:
     )
 
 
-def results_table(
-    rows: list[tuple[dict[str, str], dict]],
-    k_values: list[int],
-    paper_rows: list[tuple[str | None, str, str]] | None = None,
-) -> str:
-    """Markdown: one row per run (labels first), accuracy all/head/tail/∀ per k, confusion,
-    then the head-tail gaps and the standard IR measures (where the rows have them), each
-    figure with its 95% interval where the row's metrics hold one.
+@dataclass(frozen=True)
+class TableRow:
+    """One row of a results table: its labels (column -> text) and either the metrics of a
+    scored run, with the paper's side beside them when the table shows it, or why the run
+    has no figures (``not_trained``: its encoder was asked for but not trained)."""
 
-    With ``paper_rows`` (per row: the retriever kind, or None when not known, the collection
-    and the task), a "paper system" column names the paper's retriever of the same kind
-    ("BLINK (paper)" beside our BLINK-style linker), and a "paper" column follows each measure
-    the AmbER paper reports, holding that system's figure or the reason there is none.
+    labels: dict[str, str]
+    metrics: dict | None = None
+    paper: PaperRow | None = None
+    not_trained: str | None = None
+
+
+def results_table(rows: list[TableRow], k_values: list[int]) -> str:
+    """Markdown: one row per run (labels first), accuracy all/head/tail/∀ per k, confusion,
+    then the head-tail gaps and the standard IR measures (where the scored rows have them),
+    each figure with its 95% interval where the row's metrics hold one.
+
+    When the rows carry the paper's side (``TableRow.paper``), a "paper system" column names
+    the paper's retriever of the same kind ("BLINK (paper)" beside our BLINK-style linker),
+    and a "paper" column follows each measure the AmbER paper reports, holding that system's
+    figure or the reason there is none. A row that was not trained says why in the first
+    column after its labels and "not trained" in every other; with no scored row at all, the
+    table is those rows under one "figures" column.
     """
-    labels = list(rows[0][0]) if rows else []
-    if paper_rows is not None:
+    scored = [row for row in rows if row.not_trained is None]
+    if not scored:
+        header = [*(rows[0].labels if rows else {}), "figures"]
+        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+        lines += [
+            "| " + " | ".join([*row.labels.values(), f"not trained: {row.not_trained}"]) + " |"
+            for row in rows
+        ]
+        return "\n".join(lines)
+    labels = list(scored[0].labels)
+    paper = scored[0].paper
+    if paper is not None:
         labels.append("paper system")
-    tables = paper_tables() if paper_rows is not None else None
     columns = [
-        (header, key, paper)
-        for header, key in _columns(k_values, rows[0][1] if rows else None)
-        for paper in ((False, True) if tables and key in tables.measures else (False,))
+        (header, key, beside)
+        for header, key in _columns(k_values, scored[0].metrics)
+        for beside in ((False, True) if paper and key in paper.cells else (False,))
     ]
-    header = labels + ["paper" if paper else name for name, _, paper in columns]
+    header = labels + ["paper" if beside else name for name, _, beside in columns]
     lines = [
         "| " + " | ".join(header) + " |",
         "|" + "---|" * len(labels) + "---:|" * (len(header) - len(labels)),
     ]
-    for index, (label_values, metrics) in enumerate(rows):
-        cells = list(label_values.values())
-        if paper_rows is not None:
-            cells.append(system_label(paper_rows[index][0]))
-        for _, key, paper in columns:
-            if paper:
-                cells.append(tables.cell(*paper_rows[index], key))
-            else:
-                cells.append(_figure(metrics, key))
+    for row in rows:
+        cells = list(row.labels.values())
+        if row.not_trained is not None:
+            cells.append(f"not trained: {row.not_trained}")
+            cells += ["not trained"] * (len(header) - len(cells))
+        else:
+            if paper is not None:
+                cells.append(row.paper.label)
+            for _, key, beside in columns:
+                cells.append(row.paper.cells[key] if beside else _figure(row.metrics, key))
         lines.append("| " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
@@ -169,26 +179,14 @@ def plot_popularity_gap(bins: list[GapBin], overall_gap: float, path: Path, titl
     plt.close(figure)
 
 
-def write_report(
-    out: str | os.PathLike,
-    metrics: dict,
-    bins: list[GapBin],
-    k_values: list[int],
-    about: dict[str, str],
-) -> None:
-    """Writes the three report files into ``out``, replacing it atomically.
-
-    ``about["retriever"]``: the kind of retriever that made the predictions, or None; the
-    table shows the AmbER paper's figures for the same kind beside ours (none for a ranking
-    within each query's set, ``about["candidates"] == "set"``).
-    """
-    overall_gap = metrics["accuracy@1_head"] - metrics["accuracy@1_tail"]
-    kind = paper_kind(about.get("retriever"), about.get("candidates", "all"))
-    collection, task = split_config(about["config"])
-    record = {
-        **about,
+def report_record(evaluation: Evaluation) -> dict:
+    """metrics.json: what was scored, the metrics, the paper's figures beside them and the
+    popularity-gap bins."""
+    metrics = evaluation.metrics
+    return {
+        **evaluation.about,
         "metrics": metrics,
-        "paper": paper_tables().figures_for(kind, collection, task),
+        "paper": evaluation.paper.record(),
         "popularity_gap": [
             {
                 "bin": b.label,
@@ -197,79 +195,60 @@ def write_report(
                 "tail_accuracy@1": b.tail_accuracy,
                 "gap": b.gap,
             }
-            for b in bins
+            for b in evaluation.bins
         ],
-        "overall_head_tail_gap@1": overall_gap,
+        "overall_head_tail_gap@1": _overall_gap(metrics),
     }
-    title = f"{Path(about['predictions']).stem} on {about['config']}"
+
+
+def report_markdown(evaluation: Evaluation, k_values: list[int], title: str) -> str:
+    """report.md: the results table with the paper beside it (Tables 5, 6, 9), the coverage,
+    what the intervals are, and the popularity-gap table (Figure 4)."""
+    metrics, about = evaluation.metrics, evaluation.about
     lines = coverage_lines(metrics["coverage"], about["config"]) if "coverage" in metrics else []
     coverage = "".join(f"- {line}\n" for line in lines) + ("\n" if lines else "")
+    table = results_table([TableRow({"Run": title}, metrics, evaluation.paper)], k_values)
+    gap_lines = [
+        "| Popularity gap | Pairs | Head acc@1 | Tail acc@1 | Head − tail |",
+        "|---|---:|---:|---:|---:|",
+    ]
+    gap_lines += [
+        f"| {b.label} | {b.pairs} | {_cell(b.head_accuracy)} | {_cell(b.tail_accuracy)} "
+        f"| {_cell(b.gap)} |"
+        for b in evaluation.bins
+    ]
+    kind = paper_kind(about.get("retriever"), about.get("candidates", "all"))
+    overall = _cell(_overall_gap(metrics), metrics.get("intervals", {}).get("head_tail_gap@1"))
+    return (
+        f"# AmbER evaluation: {title}\n\n"
+        f"{metrics['num_queries']} queries in {metrics['num_sets']} sets. Accuracy@k: a gold "
+        "page in the top k; ∀: share of sets whose every query is right; confusion: share "
+        "of queries where a page of another entity of the set ranks above every gold page.\n\n"
+        f"{paper_line(kind)}.\n\n{coverage}"
+        f"{table}\n\n{intervals_line(metrics)} {IR_LINE}\n\n"
+        "## Popularity gap (Figure 4)\n\n" + "\n".join(gap_lines) + "\n\n"
+        f"Whole collection: head − tail accuracy@1 = {overall} points.\n\n"
+        "![popularity gap](popularity_gap.png)\n"
+    )
+
+
+def _overall_gap(metrics: dict) -> float:
+    return metrics["accuracy@1_head"] - metrics["accuracy@1_tail"]
+
+
+def write_report(out: str | os.PathLike, evaluation: Evaluation, k_values: list[int]) -> None:
+    """Writes metrics.json, report.md and popularity_gap.png into ``out``, replacing it
+    atomically."""
+    about = evaluation.about
+    title = f"{Path(about['predictions']).stem} on {about['config']}"
     with atomic_directory(out, writer="evaluate") as staging:
         (staging / "metrics.json").write_text(
-            json.dumps(record, indent=2, allow_nan=True) + "\n", encoding="utf-8"
-        )
-        table = results_table(
-            [({"Run": title}, metrics)], k_values, paper_rows=[(kind, collection, task)]
-        )
-        gap_lines = [
-            "| Popularity gap | Pairs | Head acc@1 | Tail acc@1 | Head − tail |",
-            "|---|---:|---:|---:|---:|",
-        ]
-        gap_lines += [
-            f"| {b.label} | {b.pairs} | {_cell(b.head_accuracy)} | {_cell(b.tail_accuracy)} "
-            f"| {_cell(b.gap)} |"
-            for b in bins
-        ]
-        (staging / "report.md").write_text(
-            f"# AmbER evaluation: {title}\n\n"
-            f"{metrics['num_queries']} queries in {metrics['num_sets']} sets. Accuracy@k: a gold "
-            "page in the top k; ∀: share of sets whose every query is right; confusion: share "
-            "of queries where a page of another entity of the set ranks above every gold page.\n\n"
-            f"{paper_line(kind)}.\n\n{coverage}"
-            f"{table}\n\n{intervals_line(metrics)} {IR_LINE}\n\n"
-            "## Popularity gap (Figure 4)\n\n" + "\n".join(gap_lines) + "\n\n"
-            f"Whole collection: head − tail accuracy@1 = "
-            f"{_cell(overall_gap, metrics.get('intervals', {}).get('head_tail_gap@1'))} points.\n\n"
-            "![popularity gap](popularity_gap.png)\n",
+            json.dumps(report_record(evaluation), indent=2, allow_nan=True) + "\n",
             encoding="utf-8",
         )
-        plot_popularity_gap(bins, overall_gap, staging / "popularity_gap.png", title)
-
-
-def evaluate_run(
-    dataset: str,
-    config: str,
-    predictions_path: str | os.PathLike,
-    out: str | os.PathLike,
-    k_values: list[int],
-    metric,
-    allow_missing: bool = False,
-    retriever: str | None = None,
-    candidates: str = "all",
-    predictions_format: str | None = None,
-    resamples: int | None = None,
-) -> dict:
-    """Scores one predictions file on one AmbER config and writes its report; returns metrics.
-
-    ``retriever``: the kind that made the predictions (e.g. ``dpr``), for the paper's figures;
-    ``candidates``: "set" when each query was ranked within its AmbER set only;
-    ``predictions_format``: "kilt" or "trec" (default: told from the file's content);
-    ``resamples``: of the AmbER sets, for the 95% intervals.
-    """
-    queries, entities = load_amber(dataset, config)
-    check_columns(queries, entities, dataset, config)
-    predictions = read_predictions(predictions_path, predictions_format)
-    coverage = prediction_coverage(queries, predictions)
-    check_coverage(coverage, config, allow_missing, source=predictions_path)
-    metrics, bins = score_predictions(
-        queries, entities, predictions, k_values, metric, allow_missing, resamples
-    )
-    about = {
-        "dataset": str(dataset),
-        "config": config,
-        "predictions": str(predictions_path),
-        "retriever": retriever,
-        "candidates": candidates,
-    }
-    write_report(out, metrics, bins, k_values, about)
-    return metrics
+        (staging / "report.md").write_text(
+            report_markdown(evaluation, k_values, title), encoding="utf-8"
+        )
+        plot_popularity_gap(
+            evaluation.bins, _overall_gap(evaluation.metrics), staging / "popularity_gap.png", title
+        )

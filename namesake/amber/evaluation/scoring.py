@@ -16,6 +16,7 @@ from pathlib import Path
 
 from datasets import Dataset, load_dataset
 
+from namesake.amber.evaluation.paper import PaperRow
 from namesake.errors import BadInputError, NamesakeError
 
 # 20%-wide bins of (p_head - p_tail) / p_tail, everything above 100% in the last one.
@@ -239,6 +240,20 @@ class GapBin:
     @property
     def gap(self) -> float:
         return self.head_accuracy - self.tail_accuracy
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """One predictions file scored on one config.
+
+    ``about``: dataset, config, predictions path, retriever kind (or None) and candidates
+    ("all", or "set" when each query was ranked within its AmbER set); ``paper``: the paper's
+    figures for the kind the run sits beside (`paper_kind`)."""
+
+    about: dict
+    metrics: dict
+    bins: list[GapBin]
+    paper: PaperRow
 
 
 def _gap_bin(head_popularity: float, tail_popularity: float) -> int:
