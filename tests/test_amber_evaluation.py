@@ -58,25 +58,18 @@ def test_retrieve_reuses_a_saved_index_without_the_corpus(bm25_run, tmp_path):
     assert again.read_text() == predictions.read_text()
 
 
+def evaluate_args(dataset, predictions, out, *extra) -> list[str]:
+    """`namesake evaluate`'s arguments for AmbER-H QA."""
+    return [
+        "evaluate", "--dataset", str(dataset), "--config", "human_qa",
+        "--predictions", str(predictions), "--out", str(out), *extra,
+    ]  # fmt: skip
+
+
 def test_evaluate_writes_metrics_report_and_plot(bm25_run, tmp_path, capsys):
     dataset, _, predictions = bm25_run
     report = tmp_path / "report"
-    main(
-        [
-            "evaluate",
-            "--dataset",
-            str(dataset),
-            "--config",
-            "human_qa",
-            "--predictions",
-            str(predictions),
-            "--cutoffs",
-            "1",
-            "20",
-            "--out",
-            str(report),
-        ]
-    )
+    main(evaluate_args(dataset, predictions, report, "--cutoffs", "1", "20"))
     assert "| human_qa |" in capsys.readouterr().out
     record = json.loads((report / "metrics.json").read_text())
     metrics = record["metrics"]
@@ -133,17 +126,7 @@ def test_missing_predictions_are_an_error_unless_allowed(bm25_run, tmp_path):
     dataset, _, predictions = bm25_run
     partial = tmp_path / "partial.jsonl"
     partial.write_text("\n".join(predictions.read_text().splitlines()[:-3]) + "\n")
-    args = [
-        "evaluate",
-        "--dataset",
-        str(dataset),
-        "--config",
-        "human_qa",
-        "--predictions",
-        str(partial),
-        "--out",
-        str(tmp_path / "report"),
-    ]
+    args = evaluate_args(dataset, partial, tmp_path / "report")
     with pytest.raises(SystemExit) as exit_:
         main(args)
     assert "3 of 18 queries have no prediction" in str(exit_.value.code)
@@ -160,19 +143,7 @@ def test_bad_prediction_line_names_file_and_line(bm25_run, tmp_path):
     bad = tmp_path / "bad.jsonl"
     bad.write_text('{"id": "x", "output": {"provenance": []}}\n{"id": "y"\n')
     with pytest.raises(SystemExit) as exit_:
-        main(
-            [
-                "evaluate",
-                "--dataset",
-                str(dataset),
-                "--config",
-                "human_qa",
-                "--predictions",
-                str(bad),
-                "--out",
-                str(tmp_path / "r"),
-            ]
-        )
+        main(evaluate_args(dataset, bad, tmp_path / "r"))
     assert f"{bad}:2: not JSON" in str(exit_.value.code)
 
 

@@ -47,12 +47,18 @@ def documents():
     return list(read_kilt_documents(SAMPLE_KILT))
 
 
-@pytest.fixture(scope="module")
-def dot(encoders, documents) -> DPRRetriever:
+def _build(encoders, documents, **settings) -> DPRRetriever:
+    """A DPR retriever of the tiny encoders over ``documents``, with ``settings``."""
     question, context = encoders
     return DPRRetriever.build(
-        documents, question_encoder=question, context_encoder=context, show_progress=False
-    )
+        documents, question_encoder=question, context_encoder=context, show_progress=False,
+        **settings,
+    )  # fmt: skip
+
+
+@pytest.fixture(scope="module")
+def dot(encoders, documents) -> DPRRetriever:
+    return _build(encoders, documents)
 
 
 def _question_vectors(folder: str, queries: list[str]) -> np.ndarray:
@@ -118,14 +124,7 @@ def test_scores_are_the_inner_product_of_the_dpr_encoders(dot, encoders, documen
 
 
 def test_similarity_cos_gives_cosine(encoders, documents):
-    question, context = encoders
-    retriever = DPRRetriever.build(
-        documents,
-        question_encoder=question,
-        context_encoder=context,
-        similarity="cos",
-        show_progress=False,
-    )
+    retriever = _build(encoders, documents, similarity="cos")
     assert (retriever.settings["similarity"], retriever.settings["normalized"]) == (
         "cosine",
         True,
@@ -148,15 +147,7 @@ def test_similarity_names_are_checked(encoders, documents):
 def test_saved_similarity_is_reloaded_and_a_contradicting_one_refused(
     dot, encoders, documents, tmp_path
 ):
-    question, context = encoders
-    cosine = DPRRetriever.build(
-        documents,
-        question_encoder=question,
-        context_encoder=context,
-        similarity="cos",
-        index="hnsw",
-        show_progress=False,
-    )
+    cosine = _build(encoders, documents, similarity="cos", index="hnsw")
     for retriever, name in ((dot, "dot"), (cosine, "cos")):
         retriever.save(tmp_path / name)
         record = json.loads((tmp_path / name / "retriever.json").read_text())

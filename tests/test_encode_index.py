@@ -192,29 +192,33 @@ def test_chunk_from_another_setting_is_refused_by_name(single, tmp_path):
         DenseRetriever.from_embeddings(mixed, "flat", show_progress=False)
 
 
-def test_missing_chunk_is_named(single, tmp_path):
-    out = tmp_path / "emb"
-    shutil.copytree(single, out)
-    shutil.rmtree(out / "chunk-000004")
-    with pytest.raises(BadInputError, match=r"chunk-000004: chunk missing"):
-        DenseRetriever.from_embeddings(out, "flat", show_progress=False)
+def _remove(chunk: Path) -> None:
+    shutil.rmtree(chunk)
 
 
-def test_truncated_chunk_is_named(single, tmp_path):
-    out = tmp_path / "emb"
-    shutil.copytree(single, out)
-    path = out / "chunk-000002" / "embeddings.npy"
+def _truncate(chunk: Path) -> None:
+    path = chunk / "embeddings.npy"
     path.write_bytes(path.read_bytes()[:300])
-    with pytest.raises(BadInputError, match=r"chunk-000002/embeddings\.npy: unreadable"):
-        DenseRetriever.from_embeddings(out, "flat", show_progress=False)
 
 
-def test_chunk_of_another_dimension_is_named(single, tmp_path):
+def _other_dimension(chunk: Path) -> None:
+    np.save(chunk / "embeddings.npy", np.zeros((CHUNK, 383), dtype=np.float16))
+
+
+@pytest.mark.parametrize(
+    ("chunk", "damage", "message"),
+    [
+        ("chunk-000004", _remove, r"chunk-000004: chunk missing"),
+        ("chunk-000002", _truncate, r"chunk-000002/embeddings\.npy: unreadable"),
+        ("chunk-000005", _other_dimension, r"chunk-000005/embeddings\.npy: shape \(8, 383\)"),
+    ],
+    ids=["missing", "truncated", "other-dimension"],
+)
+def test_a_damaged_chunk_is_named(single, tmp_path, chunk, damage, message):
     out = tmp_path / "emb"
     shutil.copytree(single, out)
-    path = out / "chunk-000005" / "embeddings.npy"
-    np.save(path, np.zeros((CHUNK, 383), dtype=np.float16))
-    with pytest.raises(BadInputError, match=r"chunk-000005/embeddings\.npy: shape \(8, 383\)"):
+    damage(out / chunk)
+    with pytest.raises(BadInputError, match=message):
         DenseRetriever.from_embeddings(out, "flat", show_progress=False)
 
 

@@ -215,12 +215,16 @@ def test_long_kilt_page_gives_several_passages(documents):
 # --- BM25 -----------------------------------------------------------------------------------
 
 
-def test_bm25_gold_first_on_easy_queries(bm25, documents):
-    rankings = bm25.search([q for q, _ in EASY_QUERIES], k=5)
+def _assert_gold_first_on_easy_queries(retriever, documents):
+    rankings = retriever.search([q for q, _ in EASY_QUERIES], k=5)
     corpus_ids = {d.wikipedia_id for d in documents}
     for (query, gold), ranking in zip(EASY_QUERIES, rankings, strict=True):
         _check_ranking(ranking, 5, corpus_ids)
         assert ranking[0][0] == gold, (query, ranking)
+
+
+def test_bm25_gold_first_on_easy_queries(bm25, documents):
+    _assert_gold_first_on_easy_queries(bm25, documents)
 
 
 def test_bm25_stems_and_drops_stopwords(bm25):
@@ -271,11 +275,7 @@ def test_dense_default_model_is_bundled_minilm():
 
 
 def test_dense_gold_first_on_easy_queries(dense, documents):
-    rankings = dense.search([q for q, _ in EASY_QUERIES], k=5)
-    corpus_ids = {d.wikipedia_id for d in documents}
-    for (query, gold), ranking in zip(EASY_QUERIES, rankings, strict=True):
-        _check_ranking(ranking, 5, corpus_ids)
-        assert ranking[0][0] == gold, (query, ranking)
+    _assert_gold_first_on_easy_queries(dense, documents)
     assert dense.settings["index"] == "flat"
     assert dense.index.ntotal == dense.settings["num_passages"] == 12  # 8 + 4 library
 
