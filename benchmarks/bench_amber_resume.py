@@ -19,13 +19,14 @@ import argparse
 import json
 import mmap
 import os
-import resource
 import shutil
 import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from measuring import peak_rss_mb
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # bench_amber_stage1, when run as a script
@@ -117,8 +118,8 @@ def run_measurement(args) -> None:
         result = scan(args.n)
     else:
         raise SystemExit(f"unknown measurement {kind}")
-    result["rss_self_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    result["rss_child_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    result["rss_self_mb"] = peak_rss_mb()
+    result["rss_child_mb"] = peak_rss_mb("children")
     print("RESULT " + json.dumps(result))
 
 

@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -39,6 +38,7 @@ import time
 from pathlib import Path
 
 import msgspec
+from measuring import peak_rss_mb
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -67,10 +67,6 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def folder(args) -> Path:
     return Path(args.output) / "retrieval" / f"pyserini-{args.docs}-s{args.seed}"
-
-
-def peak_rss_mb(who=resource.RUSAGE_SELF) -> float:
-    return resource.getrusage(who).ru_maxrss / 1024
 
 
 class _Page(msgspec.Struct):
@@ -122,7 +118,7 @@ def measure_index(args) -> dict:
         "docs": n_docs,
         "convert_s": convert_s,
         "index_s": index_s,
-        "index_peak_rss_mb": peak_rss_mb(resource.RUSAGE_CHILDREN),
+        "index_peak_rss_mb": peak_rss_mb("children"),
         "index_mb": size / 1e6,
     }
 

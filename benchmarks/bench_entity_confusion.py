@@ -27,13 +27,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from measuring import peak_rss_mb
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULE_DIR = ROOT / "metrics" / "entity_confusion"
@@ -81,10 +81,6 @@ def make_inputs(n_queries: int, n_docs: int, rankings: str, seed: int = 0):
 def rss_mb() -> float:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def worker(mode: str, rankings: str, n_queries: int, n_docs: int, repeat: int) -> dict:

@@ -28,7 +28,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import tempfile
@@ -36,6 +35,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from measuring import cpu_seconds, peak_rss_mb
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -165,11 +165,6 @@ def _batched_colbert(scorer, threads: int, batch_size: int):
     return score
 
 
-def _cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
 def run_one(args) -> dict:
     _pin(args.threads)
     kind, mode = args.one.split(":")
@@ -185,11 +180,11 @@ def run_one(args) -> dict:
         batched = _batched_cross_encoder if kind == "cross-encoder" else _batched_colbert
         score = batched(scorer, args.threads, int(mode))
     score(*calls[0])  # warm-up (first-run allocations), not timed
-    cpu = _cpu_seconds()
+    cpu = cpu_seconds("self")
     started = time.perf_counter()
     scores = np.concatenate([score(query, texts) for query, texts in calls])
     elapsed = time.perf_counter() - started
-    cpu = _cpu_seconds() - cpu
+    cpu = cpu_seconds("self") - cpu
     result = {
         "kind": kind,
         "mode": mode,
@@ -198,7 +193,7 @@ def run_one(args) -> dict:
         "load_s": load_s,
         "pairs_per_s": len(scores) / elapsed,
         "cpu_ms_per_pair": 1000 * cpu / len(scores),
-        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_rss_mib": peak_rss_mb(),
     }
     if kind == "cross-encoder" and mode == "alone":
         lengths = [len(e.ids) for q, texts in calls for e in scorer.encode(q, texts)]

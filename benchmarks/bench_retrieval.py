@@ -30,13 +30,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from measuring import peak_rss_mb
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # namesake, when not installed
@@ -155,10 +155,6 @@ def ensure_kilt(args, page_words=None, stem: str = "kilt") -> Path:
 
 
 # --- measurements (each in its own process) -------------------------------------------------
-
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def bm25_queries(seed: int, n: int) -> list[str]:

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import statistics
 import subprocess
 import sys
@@ -26,14 +25,11 @@ import time
 from pathlib import Path
 
 import numpy as np
+from measuring import peak_rss_mb
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # namesake, when not installed
 SAMPLE = HERE.parent / "dataset_scripts" / "amber" / "sample"
-
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def synthetic_pages(count: int, seed: int = 0):

@@ -34,13 +34,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from measuring import peak_rss_mb
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # bench_retrieval, when run as a script
@@ -69,10 +69,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--output", default=str(HERE / "output"), help="data and results")
     parser.add_argument("--measure", help=argparse.SUPPRESS)  # internal: one measurement
     return parser.parse_args(argv)
-
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def pin_cores() -> None:

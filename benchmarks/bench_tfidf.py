@@ -24,13 +24,14 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
 import time
 from itertools import islice
 from pathlib import Path
+
+from measuring import peak_rss_mb
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # namesake, when not installed
@@ -62,8 +63,8 @@ def memory() -> dict:
         f"{name.lower()}_mb": int(status[name].split()[0]) / 1024 for name in ("RssAnon", "RssFile")
     }
     return {
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "largest_child_peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+        "peak_rss_mb": peak_rss_mb(),
+        "largest_child_peak_rss_mb": peak_rss_mb("children"),
         **current,
     }
 

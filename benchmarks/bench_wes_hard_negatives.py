@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from measuring import peak_rss_mb
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -165,11 +165,11 @@ def warm_up() -> None:
 
 def run_measurement(name: str, folder: Path, args) -> dict:
     warm_up()
-    import_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    import_rss = peak_rss_mb()
     corpus = pq.read_table(folder / "corpus.parquet")
     pages = pq.read_table(folder / "pages.parquet")
     links = pq.read_table(folder / "links.parquet")
-    base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    base_rss = peak_rss_mb()
     started = time.perf_counter()
     if name == "all":
         positives, randoms = negatives(corpus, args.seed)
@@ -207,7 +207,7 @@ def run_measurement(name: str, folder: Path, args) -> dict:
         "links": links.num_rows,
         "rss_import_mb": import_rss,
         "rss_base_mb": base_rss,
-        "rss_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "rss_peak_mb": peak_rss_mb(),
         **extra,
     }
 

@@ -18,12 +18,13 @@ import bz2
 import json
 import os
 import re
-import resource
 import subprocess
 import sys
 import time
 from multiprocessing import get_context
 from pathlib import Path
+
+from measuring import cpu_seconds, peak_rss_mb
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # namesake, when not installed
@@ -125,24 +126,18 @@ def run_measurement(name: str, dump: Path, workers: int) -> dict:
         args = (dump, workers)
     else:
         (label, function), args = MEASUREMENTS[name], (dump,)
-    started, cpu_started = time.perf_counter(), _cpu()
+    started, cpu_started = time.perf_counter(), cpu_seconds("self", "children")
     count = function(*args)
-    wall, cpu = time.perf_counter() - started, _cpu() - cpu_started
+    wall, cpu = time.perf_counter() - started, cpu_seconds("self", "children") - cpu_started
     return {
         "name": name,
         "label": label,
         "count": count,
         "wall_s": wall,
         "cpu_s": cpu,
-        # ru_maxrss is in KiB on Linux; for children it is the largest single child.
-        "rss_self_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "rss_child_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+        "rss_self_mb": peak_rss_mb(),
+        "rss_child_mb": peak_rss_mb("children"),
     }
-
-
-def _cpu() -> float:
-    own, children = os.times(), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.user + own.system + children.ru_utime + children.ru_stime
 
 
 def _run_self(arguments: list[str]) -> str:

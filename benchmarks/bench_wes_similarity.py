@@ -26,13 +26,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from measuring import peak_rss_mb
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULE_DIR = ROOT / "metrics" / "wes_similarity"
@@ -106,10 +106,6 @@ def ensure_cross_encoder() -> Path:
     model.save_pretrained(CROSS_ENCODER_DIR)
     AutoTokenizer.from_pretrained(path).save_pretrained(CROSS_ENCODER_DIR)
     return CROSS_ENCODER_DIR
-
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def worker(
