@@ -20,13 +20,12 @@ import json
 import mmap
 import os
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from measuring import peak_rss_mb
+from measuring import measure_in_subprocess, peak_rss_mb, print_measurement
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # bench_amber_stage1, when run as a script
@@ -120,7 +119,7 @@ def run_measurement(args) -> None:
         raise SystemExit(f"unknown measurement {kind}")
     result["rss_self_mb"] = peak_rss_mb()
     result["rss_child_mb"] = peak_rss_mb("children")
-    print("RESULT " + json.dumps(result))
+    print_measurement(result)
 
 
 def measure(args, kind: str, n: int, folder=None, work=None) -> dict:
@@ -128,11 +127,7 @@ def measure(args, kind: str, n: int, folder=None, work=None) -> dict:
     command += ["--data", str(folder)] if folder else []
     command += ["--work", str(work)] if work else []
     env = {**os.environ, "TQDM_DISABLE": "1", "RESTART_EVERY": str(args.restart_every)}
-    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    if done.returncode != 0 or not lines:
-        raise SystemExit(f"measurement {kind} failed:\n{done.stderr[-3000:]}")
-    result = json.loads(lines[-1][len("RESULT ") :])
+    result = measure_in_subprocess(command, env)
     print(f"  {kind} n={n} work={work}: {result['seconds']:.2f}s", file=sys.stderr)
     return result
 

@@ -29,7 +29,7 @@ sys.path.insert(0, str(HERE))  # make_synthetic_dumps, when run as a script
 sys.path.insert(0, str(HERE.parent))  # namesake, when not installed
 
 import make_synthetic_dumps  # noqa: E402
-from measuring import cpu_seconds, peak_rss_mb  # noqa: E402
+from measuring import cpu_seconds, measure_in_subprocess, peak_rss_mb, print_measurement  # noqa: E402
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -251,18 +251,14 @@ def run_measurement(args) -> None:
     result["loadavg_1min_after"] = os.getloadavg()[0]
     result["rss_self_mb"] = peak_rss_mb()
     result["rss_child_mb"] = peak_rss_mb("children")
-    print("RESULT " + json.dumps(result))
+    print_measurement(result)
 
 
 def measure(args, folder: Path, kind: str, n: int = 1) -> dict:
     """Runs one measurement in a fresh interpreter and returns its result."""
     command = [sys.executable, __file__, "--measure", kind, "--data", str(folder), "--n", str(n)]
     env = {**os.environ, "TQDM_DISABLE": "1"}
-    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    if done.returncode != 0 or not lines:
-        raise SystemExit(f"measurement {kind} failed:\n{done.stderr[-3000:]}")
-    result = json.loads(lines[-1][len("RESULT ") :])
+    result = measure_in_subprocess(command, env)
     print(f"  {kind} n={n}: {result['seconds']:.1f}s", file=sys.stderr)
     return result
 

@@ -38,7 +38,7 @@ import time
 from pathlib import Path
 
 import msgspec
-from measuring import peak_rss_mb
+from measuring import measure_in_subprocess, peak_rss_mb, print_measurement
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -168,15 +168,14 @@ def top10_path(args) -> Path:
 def run_child(args, name: str) -> dict:
     command = [sys.executable, __file__, "--measure", name, "--threads", str(args.threads)]
     command += common(args)
-    done = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return measure_in_subprocess(command)
 
 
 def main(argv=None) -> None:
     args = parse_args(argv)
     if args.measure:
         measures = {"index": measure_index, "search": measure_search}
-        print(json.dumps(measures[args.measure](args)))
+        print_measurement(measures[args.measure](args))
         return
     if not top10_path(args).exists():
         print("namesake's top 10 missing: running bench_retrieval --only bm25", file=sys.stderr)

@@ -27,13 +27,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
-from measuring import peak_rss_mb
+from measuring import measure_in_subprocess, peak_rss_mb, print_measurement
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULE_DIR = ROOT / "metrics" / "entity_confusion"
@@ -148,7 +147,7 @@ def main() -> None:
 
     if args.worker:
         out = worker(*args.worker, args.queries, args.docs, args.repeat)
-        print(json.dumps(out))
+        print_measurement(out)
         return
 
     rows = []
@@ -157,8 +156,7 @@ def main() -> None:
             cmd = [sys.executable, __file__, "--worker", mode, rankings]
             cmd += ["--queries", str(args.queries), "--docs", str(args.docs)]
             cmd += ["--repeat", str(args.repeat)]
-            done = subprocess.run(cmd, check=True, capture_output=True, text=True)
-            row = json.loads(done.stdout.strip().splitlines()[-1])
+            row = measure_in_subprocess(cmd)
             rows.append(row)
             print(
                 f"{rankings:9} {mode:14} cold {row['cold_s']:.3f} s  warm "

@@ -28,14 +28,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
-from measuring import cpu_seconds, peak_rss_mb
+from measuring import cpu_seconds, measure_in_subprocess, peak_rss_mb, print_measurement
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -213,7 +212,7 @@ def run_one(args) -> dict:
 def main(argv=None) -> None:
     args = parse_args(argv)
     if args.one:
-        print(json.dumps(run_one(args)))
+        print_measurement(run_one(args))
         return
     env = dict(os.environ, HF_HUB_OFFLINE="1", OMP_NUM_THREADS=str(args.threads))
     results = []
@@ -224,10 +223,7 @@ def main(argv=None) -> None:
                 command = [sys.executable, __file__, "--one", f"{kind}:{mode}"]
                 command += ["--pairs", str(args.pairs), "--threads", str(args.threads)]
                 command += ["--alone-scores", alone_file]
-                done = subprocess.run(
-                    command, env=env, capture_output=True, text=True, check=True, cwd=ROOT
-                )
-                results.append(json.loads(done.stdout.strip().splitlines()[-1]))
+                results.append(measure_in_subprocess(command, env, cwd=ROOT))
                 print(f"  {kind} {mode}: {results[-1]['pairs_per_s']:.1f} pairs/s", flush=True)
     report(results, args)
 

@@ -24,7 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
-from measuring import peak_rss_mb
+from measuring import measure_in_subprocess, peak_rss_mb, print_measurement
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -221,14 +221,13 @@ def main(argv=None) -> None:
         make_corpus(args.pairs, args.vocabulary, args.seed, folder)
         return
     if args.measure:
-        print(json.dumps(run_measurement(args.measure, folder, args)))
+        print_measurement(run_measurement(args.measure, folder, args))
         return
     run = [sys.executable, __file__, *common, "--vocabulary", str(args.vocabulary)]
     subprocess.run([*run, "--measure", "build"], check=True)
     rows = []
     for name in [*STRATEGIES, "all"]:
-        out = subprocess.run([*run, "--measure", name], check=True, capture_output=True, text=True)
-        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        rows.append(measure_in_subprocess([*run, "--measure", name]))
         print(rows[-1], flush=True)
     scale = WIKIPEDIA_PAIRS / rows[0]["corpus_pairs"]
     first = rows[0]

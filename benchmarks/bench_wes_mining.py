@@ -24,7 +24,7 @@ import time
 from multiprocessing import get_context
 from pathlib import Path
 
-from measuring import cpu_seconds, peak_rss_mb
+from measuring import cpu_seconds, measure_in_subprocess, peak_rss_mb, print_measurement
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # namesake, when not installed
@@ -140,11 +140,6 @@ def run_measurement(name: str, dump: Path, workers: int) -> dict:
     }
 
 
-def _run_self(arguments: list[str]) -> str:
-    command = [sys.executable, __file__, *arguments]
-    return subprocess.run(command, check=True, capture_output=True, text=True).stdout
-
-
 def main(argv=None) -> None:
     args = parse_args(argv)
     dump = Path(args.output) / f"wes-multistream-{args.copies}.xml.bz2"
@@ -152,16 +147,18 @@ def main(argv=None) -> None:
         build_dump(args.copies, dump)
         return
     if args.measure:
-        print(json.dumps(run_measurement(args.measure, Path(args.dump), args.workers)))
+        print_measurement(run_measurement(args.measure, Path(args.dump), args.workers))
         return
     # Each step runs in its own process: Linux keeps a parent's peak RSS across fork + exec,
     # so this one must stay small for the children's figures to be their own.
-    _run_self(["--measure", "build", "--copies", str(args.copies), "--output", args.output])
+    run = [sys.executable, __file__]
+    build = ["--measure", "build", "--copies", str(args.copies), "--output", args.output]
+    subprocess.run([*run, *build], check=True, capture_output=True)
     compressed_mb = dump.stat().st_size / 1e6
     rows = []
     for name in [*MEASUREMENTS, "ranges"]:
-        output = _run_self(["--measure", name, "--dump", str(dump), "--workers", str(args.workers)])
-        rows.append(json.loads(output.strip().splitlines()[-1]))
+        measurement = ["--measure", name, "--dump", str(dump), "--workers", str(args.workers)]
+        rows.append(measure_in_subprocess([*run, *measurement]))
     base, base_cpu = rows[0]["wall_s"], rows[0]["cpu_s"]
     xml_mb = rows[0]["count"] / 1e6  # what decompression counts: bytes out
     print(f"dump: {dump} ({compressed_mb:.1f} MB bz2, {xml_mb:.1f} MB XML)\n")
