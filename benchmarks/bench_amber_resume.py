@@ -19,13 +19,13 @@ import argparse
 import json
 import mmap
 import os
-import resource
 import shutil
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from measuring import measure_in_subprocess, peak_rss_mb, print_measurement
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # bench_amber_stage1, when run as a script
@@ -117,9 +117,9 @@ def run_measurement(args) -> None:
         result = scan(args.n)
     else:
         raise SystemExit(f"unknown measurement {kind}")
-    result["rss_self_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    result["rss_child_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print("RESULT " + json.dumps(result))
+    result["rss_self_mb"] = peak_rss_mb()
+    result["rss_child_mb"] = peak_rss_mb("children")
+    print_measurement(result)
 
 
 def measure(args, kind: str, n: int, folder=None, work=None) -> dict:
@@ -127,11 +127,7 @@ def measure(args, kind: str, n: int, folder=None, work=None) -> dict:
     command += ["--data", str(folder)] if folder else []
     command += ["--work", str(work)] if work else []
     env = {**os.environ, "TQDM_DISABLE": "1", "RESTART_EVERY": str(args.restart_every)}
-    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    if done.returncode != 0 or not lines:
-        raise SystemExit(f"measurement {kind} failed:\n{done.stderr[-3000:]}")
-    result = json.loads(lines[-1][len("RESULT ") :])
+    result = measure_in_subprocess(command, env)
     print(f"  {kind} n={n} work={work}: {result['seconds']:.2f}s", file=sys.stderr)
     return result
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -30,6 +29,7 @@ sys.path.insert(0, str(HERE))  # make_synthetic_dumps, when run as a script
 sys.path.insert(0, str(HERE.parent))  # namesake, when not installed
 
 import make_synthetic_dumps  # noqa: E402
+from measuring import cpu_seconds, measure_in_subprocess, peak_rss_mb, print_measurement  # noqa: E402
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -109,10 +109,13 @@ def measure_reference(path: Path) -> dict:
     """`bzcat` (or `zcat`, `cat`) of the file to /dev/null: the yardstick of issue 10."""
     from namesake.dumps.reading import detect_compression
 
-    started, cpu_before = time.perf_counter(), _cpu_seconds()
+    started, cpu_before = time.perf_counter(), cpu_seconds("self", "children")
     tool = REFERENCE_TOOLS[detect_compression(path)]
     subprocess.run([tool, str(path)], stdout=subprocess.DEVNULL, check=True)
-    return {"seconds": time.perf_counter() - started, "cpu_seconds": _cpu_seconds() - cpu_before}
+    return {
+        "seconds": time.perf_counter() - started,
+        "cpu_seconds": cpu_seconds("self", "children") - cpu_before,
+    }
 
 
 def _read_all(stream, block: int = 8 << 20) -> int:
@@ -130,7 +133,7 @@ def measure_decompress(path: Path, how: str, threads: int) -> dict:
     from namesake.dumps.reading import detect_compression, open_dump
 
     compression = detect_compression(path)
-    started, cpu_before = time.perf_counter(), _cpu_seconds()
+    started, cpu_before = time.perf_counter(), cpu_seconds("self", "children")
     if how == "stdlib":
         opener = {"bz2": bz2.open, "gzip": gzip.open, "plain": open}[compression]
         stream = opener(path, "rb")
@@ -141,7 +144,7 @@ def measure_decompress(path: Path, how: str, threads: int) -> dict:
     return {
         "bytes": total,
         "seconds": time.perf_counter() - started,
-        "cpu_seconds": _cpu_seconds() - cpu_before,
+        "cpu_seconds": cpu_seconds("self", "children") - cpu_before,
     }
 
 
@@ -169,11 +172,11 @@ def measure_stage1(files: dict[str, Path], workers: int) -> dict:
     problems = InputProblems()
     views = read_pageviews(files["pageviews"], problems)
     started = time.perf_counter()
-    cpu_before = _cpu_seconds()
+    cpu_before = cpu_seconds("self", "children")
     entities = extract_entities(files["wikidata"], views, wanted_pids(), problems, workers)
     return {
         "seconds": time.perf_counter() - started,
-        "cpu_seconds": _cpu_seconds() - cpu_before,
+        "cpu_seconds": cpu_seconds("self", "children") - cpu_before,
         "kept_entities": len(entities),
         "table_bytes": entities.table.nbytes,
         "relations_bytes": entities.relations.nbytes,
@@ -192,12 +195,12 @@ def measure_parse_only(files: dict[str, Path]) -> dict:
     wikidata.init_worker(wanted_pids())
     wikidata.parse_block(blocks[0])  # lazy imports inside pyarrow happen outside the clock
     started = time.perf_counter()
-    cpu_before = _cpu_seconds()
+    cpu_before = cpu_seconds("self", "children")
     for block in blocks:
         wikidata.parse_block(block)
     return {
         "seconds": time.perf_counter() - started,
-        "cpu_seconds": _cpu_seconds() - cpu_before,
+        "cpu_seconds": cpu_seconds("self", "children") - cpu_before,
     }
 
 
@@ -206,7 +209,7 @@ def measure_build(files: dict[str, Path], workers: int) -> dict:
     from namesake.amber.build.pipeline import build_amber
 
     with tempfile.TemporaryDirectory() as tmp:
-        cpu_before = _cpu_seconds()
+        cpu_before = cpu_seconds("self", "children")
         report = build_amber(
             files["wikidata"],
             files["pageviews"],
@@ -215,20 +218,13 @@ def measure_build(files: dict[str, Path], workers: int) -> dict:
             workers=workers,
             jsonl_dir=Path(tmp) / "jsonl",
         )
-        cpu = _cpu_seconds() - cpu_before
+        cpu = cpu_seconds("self", "children") - cpu_before
     return {
         "seconds": sum(report.seconds.values()),
         "cpu_seconds": cpu,
         "stages": report.seconds,
         "counts": report.counts,
     }
-
-
-def _cpu_seconds() -> float:
-    """User+system CPU of this process and its finished children (the pool workers)."""
-    own = resource.getrusage(resource.RUSAGE_SELF)
-    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def run_measurement(args) -> None:
@@ -251,23 +247,18 @@ def run_measurement(args) -> None:
     else:
         raise SystemExit(f"unknown measurement {kind}")
     result.setdefault("seconds", time.perf_counter() - started)
-    result.setdefault("cpu_seconds", _cpu_seconds())
-    # ru_maxrss is in KiB on Linux; for children it is the largest single child.
+    result.setdefault("cpu_seconds", cpu_seconds("self", "children"))
     result["loadavg_1min_after"] = os.getloadavg()[0]
-    result["rss_self_mb"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    result["rss_child_mb"] = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
-    print("RESULT " + json.dumps(result))
+    result["rss_self_mb"] = peak_rss_mb()
+    result["rss_child_mb"] = peak_rss_mb("children")
+    print_measurement(result)
 
 
 def measure(args, folder: Path, kind: str, n: int = 1) -> dict:
     """Runs one measurement in a fresh interpreter and returns its result."""
     command = [sys.executable, __file__, "--measure", kind, "--data", str(folder), "--n", str(n)]
     env = {**os.environ, "TQDM_DISABLE": "1"}
-    done = subprocess.run(command, capture_output=True, text=True, env=env, check=False)
-    lines = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
-    if done.returncode != 0 or not lines:
-        raise SystemExit(f"measurement {kind} failed:\n{done.stderr[-3000:]}")
-    result = json.loads(lines[-1][len("RESULT ") :])
+    result = measure_in_subprocess(command, env)
     print(f"  {kind} n={n}: {result['seconds']:.1f}s", file=sys.stderr)
     return result
 

@@ -24,10 +24,10 @@ Peak RSS is the process's (``ru_maxrss``).
 from __future__ import annotations
 
 import argparse
-import resource
 import time
 
 import numpy as np
+from measuring import peak_rss_mb
 
 from namesake.amber.evaluation.ir_metrics import IR_MEASURES, per_query_ir_measures
 from namesake.amber.evaluation.query_scores import QueryScores, set_sums
@@ -101,7 +101,7 @@ def main() -> None:
     per_query_ir_measures(qrels, pages)
     timings["ir-measures, one run"] = time.perf_counter() - start
 
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = peak_rss_mb()
     print(
         f"{args.queries} queries in {len(sums[0].numerators)} sets, 2 systems, "
         f"{len(pvalues)} figures; {sum(p < ALPHA for p in adjusted.values())} significant"

@@ -16,8 +16,6 @@ RssAnon (anonymous memory: not the page cache that holds the memory-mapped matri
 from __future__ import annotations
 
 import argparse
-import json
-import subprocess
 import sys
 import tempfile
 import threading
@@ -25,6 +23,7 @@ import time
 from pathlib import Path
 
 import numpy as np
+from measuring import measure_in_subprocess, print_measurement
 
 VOCABULARY = 300_000
 MEDIAN_WORDS = 300
@@ -96,7 +95,7 @@ def main() -> None:
     parser.add_argument("--measure", nargs=2, type=int, metavar=("DOCS", "BUDGET"))
     args = parser.parse_args()
     if args.measure:
-        print(json.dumps(measure(*args.measure)))
+        print_measurement(measure(*args.measure))
         return
     budget = int(args.budget * 1024**3)
     runs = [(docs, budget, "budget") for docs in args.docs]
@@ -105,7 +104,7 @@ def main() -> None:
     print("|---|---:|---:|---:|---:|---:|---|")
     for docs, size, label in runs:
         command = [sys.executable, __file__, "--measure", str(docs), str(size)]
-        row = json.loads(subprocess.run(command, check=True, capture_output=True).stdout)
+        row = measure_in_subprocess(command)
         name = f"{args.budget:g} GB budget" if label == "budget" else label
         where = "memory-mapped" if row["matrix_on_disk"] else "in memory"
         print(

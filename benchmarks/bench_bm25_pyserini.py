@@ -31,7 +31,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import subprocess
 import sys
@@ -39,6 +38,7 @@ import time
 from pathlib import Path
 
 import msgspec
+from measuring import measure_in_subprocess, peak_rss_mb, print_measurement
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -67,10 +67,6 @@ def parse_args(argv=None) -> argparse.Namespace:
 
 def folder(args) -> Path:
     return Path(args.output) / "retrieval" / f"pyserini-{args.docs}-s{args.seed}"
-
-
-def peak_rss_mb(who=resource.RUSAGE_SELF) -> float:
-    return resource.getrusage(who).ru_maxrss / 1024
 
 
 class _Page(msgspec.Struct):
@@ -122,7 +118,7 @@ def measure_index(args) -> dict:
         "docs": n_docs,
         "convert_s": convert_s,
         "index_s": index_s,
-        "index_peak_rss_mb": peak_rss_mb(resource.RUSAGE_CHILDREN),
+        "index_peak_rss_mb": peak_rss_mb("children"),
         "index_mb": size / 1e6,
     }
 
@@ -172,15 +168,14 @@ def top10_path(args) -> Path:
 def run_child(args, name: str) -> dict:
     command = [sys.executable, __file__, "--measure", name, "--threads", str(args.threads)]
     command += common(args)
-    done = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return measure_in_subprocess(command)
 
 
 def main(argv=None) -> None:
     args = parse_args(argv)
     if args.measure:
         measures = {"index": measure_index, "search": measure_search}
-        print(json.dumps(measures[args.measure](args)))
+        print_measurement(measures[args.measure](args))
         return
     if not top10_path(args).exists():
         print("namesake's top 10 missing: running bench_retrieval --only bm25", file=sys.stderr)

@@ -63,13 +63,13 @@ import json
 import math
 import os
 import re
-import resource
 import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from measuring import peak_rss_mb
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # bench_retrieval
@@ -217,10 +217,6 @@ def real_data(args) -> tuple[np.ndarray, np.ndarray, str]:
 
 
 # --- measurement ----------------------------------------------------------------------------
-
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def current_rss_bytes() -> int:

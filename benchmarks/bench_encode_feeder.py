@@ -40,12 +40,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
+
+from measuring import cpu_seconds
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -64,11 +65,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--output", default=str(HERE / "output"))
     parser.add_argument("--json", help="also write the results here")
     return parser.parse_args(argv)
-
-
-def cpu_seconds(who) -> float:
-    usage = resource.getrusage(who)
-    return usage.ru_utime + usage.ru_stime
 
 
 class NoOpModel:
@@ -165,7 +161,7 @@ def pipeline_run(path: Path, args, workers: int, out: Path, max_passages=None) -
     real_load = encode.load_encoder
     encode.load_encoder = lambda *a, **k: NoOpModel(real_load(*a, **k))
     try:
-        own, children = cpu_seconds(resource.RUSAGE_SELF), cpu_seconds(resource.RUSAGE_CHILDREN)
+        own, children = cpu_seconds("self"), cpu_seconds("children")
         started = time.perf_counter()
         summary = encode.encode_corpus(
             path,
@@ -179,8 +175,8 @@ def pipeline_run(path: Path, args, workers: int, out: Path, max_passages=None) -
             show_progress=False,
         )
         wall = time.perf_counter() - started
-        own = cpu_seconds(resource.RUSAGE_SELF) - own
-        children = cpu_seconds(resource.RUSAGE_CHILDREN) - children
+        own = cpu_seconds("self") - own
+        children = cpu_seconds("children") - children
     finally:
         encode.load_encoder = real_load
     return {

@@ -27,13 +27,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from measuring import measure_in_subprocess, peak_rss_mb, print_measurement
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULE_DIR = ROOT / "metrics" / "entity_confusion"
@@ -81,10 +80,6 @@ def make_inputs(n_queries: int, n_docs: int, rankings: str, seed: int = 0):
 def rss_mb() -> float:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
-
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def worker(mode: str, rankings: str, n_queries: int, n_docs: int, repeat: int) -> dict:
@@ -152,7 +147,7 @@ def main() -> None:
 
     if args.worker:
         out = worker(*args.worker, args.queries, args.docs, args.repeat)
-        print(json.dumps(out))
+        print_measurement(out)
         return
 
     rows = []
@@ -161,8 +156,7 @@ def main() -> None:
             cmd = [sys.executable, __file__, "--worker", mode, rankings]
             cmd += ["--queries", str(args.queries), "--docs", str(args.docs)]
             cmd += ["--repeat", str(args.repeat)]
-            done = subprocess.run(cmd, check=True, capture_output=True, text=True)
-            row = json.loads(done.stdout.strip().splitlines()[-1])
+            row = measure_in_subprocess(cmd)
             rows.append(row)
             print(
                 f"{rankings:9} {mode:14} cold {row['cold_s']:.3f} s  warm "

@@ -9,12 +9,12 @@ do), fused by RRF and by CombSUM, each step timed: reading both TREC runs, ranx'
 from __future__ import annotations
 
 import argparse
-import resource
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from measuring import peak_rss_mb
 
 from namesake.amber.evaluation.fusion import fuse_runs, read_runs
 from namesake.amber.evaluation.predictions import write_predictions
@@ -56,7 +56,7 @@ def main() -> None:
         start = time.perf_counter()
         write_predictions(Path(folder, "fused.trec"), fused.items(), "trec", "fused")
         timings["writing the fused run"] = time.perf_counter() - start
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    peak = peak_rss_mb()
     print(f"{args.queries} queries x {args.depth} pages, 2 runs")
     print("| step | seconds |\n|---|---:|")
     for step, seconds in timings.items():

@@ -28,14 +28,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from measuring import cpu_seconds, measure_in_subprocess, peak_rss_mb, print_measurement
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -165,11 +164,6 @@ def _batched_colbert(scorer, threads: int, batch_size: int):
     return score
 
 
-def _cpu_seconds() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime
-
-
 def run_one(args) -> dict:
     _pin(args.threads)
     kind, mode = args.one.split(":")
@@ -185,11 +179,11 @@ def run_one(args) -> dict:
         batched = _batched_cross_encoder if kind == "cross-encoder" else _batched_colbert
         score = batched(scorer, args.threads, int(mode))
     score(*calls[0])  # warm-up (first-run allocations), not timed
-    cpu = _cpu_seconds()
+    cpu = cpu_seconds("self")
     started = time.perf_counter()
     scores = np.concatenate([score(query, texts) for query, texts in calls])
     elapsed = time.perf_counter() - started
-    cpu = _cpu_seconds() - cpu
+    cpu = cpu_seconds("self") - cpu
     result = {
         "kind": kind,
         "mode": mode,
@@ -198,7 +192,7 @@ def run_one(args) -> dict:
         "load_s": load_s,
         "pairs_per_s": len(scores) / elapsed,
         "cpu_ms_per_pair": 1000 * cpu / len(scores),
-        "peak_rss_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "peak_rss_mib": peak_rss_mb(),
     }
     if kind == "cross-encoder" and mode == "alone":
         lengths = [len(e.ids) for q, texts in calls for e in scorer.encode(q, texts)]
@@ -218,7 +212,7 @@ def run_one(args) -> dict:
 def main(argv=None) -> None:
     args = parse_args(argv)
     if args.one:
-        print(json.dumps(run_one(args)))
+        print_measurement(run_one(args))
         return
     env = dict(os.environ, HF_HUB_OFFLINE="1", OMP_NUM_THREADS=str(args.threads))
     results = []
@@ -229,10 +223,7 @@ def main(argv=None) -> None:
                 command = [sys.executable, __file__, "--one", f"{kind}:{mode}"]
                 command += ["--pairs", str(args.pairs), "--threads", str(args.threads)]
                 command += ["--alone-scores", alone_file]
-                done = subprocess.run(
-                    command, env=env, capture_output=True, text=True, check=True, cwd=ROOT
-                )
-                results.append(json.loads(done.stdout.strip().splitlines()[-1]))
+                results.append(measure_in_subprocess(command, env, cwd=ROOT))
                 print(f"  {kind} {mode}: {results[-1]['pairs_per_s']:.1f} pairs/s", flush=True)
     report(results, args)
 

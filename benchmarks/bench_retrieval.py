@@ -30,13 +30,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from measuring import measure_in_subprocess, peak_rss_mb, print_measurement
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # namesake, when not installed
@@ -155,10 +154,6 @@ def ensure_kilt(args, page_words=None, stem: str = "kilt") -> Path:
 
 
 # --- measurements (each in its own process) -------------------------------------------------
-
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def bm25_queries(seed: int, n: int) -> list[str]:
@@ -371,8 +366,7 @@ def run_child(args, name: str) -> list[dict]:
     for option in ("docs", "queries", "passages", "batch_size", "vectors", "seed", "output"):
         command += [f"--{option.replace('_', '-')}", str(getattr(args, option))]
     command += ["--distribution", args.distribution, "--ef-search", args.ef_search]
-    done = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return measure_in_subprocess(command)
 
 
 def table(rows: list[dict]) -> str:
@@ -393,7 +387,7 @@ def table(rows: list[dict]) -> str:
 def main(argv=None) -> None:
     args = parse_args(argv)
     if args.measure:
-        print(json.dumps(MEASURES[args.measure](args)))
+        print_measurement(MEASURES[args.measure](args))
         return
     if "bm25" in args.only:
         ensure_kilt(args)  # generated once, outside any measurement

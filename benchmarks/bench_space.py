@@ -15,25 +15,19 @@ Each part runs in a fresh subprocess (this script with --measure), so its peak R
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import resource
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 import numpy as np
+from measuring import measure_in_subprocess, peak_rss_mb, print_measurement
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # namesake, when not installed
 SAMPLE = HERE.parent / "dataset_scripts" / "amber" / "sample"
-
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def synthetic_pages(count: int, seed: int = 0):
@@ -137,17 +131,16 @@ def main() -> None:
     parser.add_argument("--measure", choices=["store", "tabs"], help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.measure == "store":
-        print(json.dumps(measure_store(args.pages)))
+        print_measurement(measure_store(args.pages))
         return
     if args.measure == "tabs":
-        print(json.dumps(measure_tabs()))
+        print_measurement(measure_tabs())
         return
     results = {}
     for part in ("store", "tabs"):
         command = [sys.executable, __file__, "--measure", part, "--pages", str(args.pages)]
         env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
-        done = subprocess.run(command, check=True, capture_output=True, text=True, env=env)
-        results[part] = json.loads(done.stdout.strip().splitlines()[-1])
+        results[part] = measure_in_subprocess(command, env)
     store, tabs = results["store"], results["tabs"]
     print(f"{os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}\n")
     print(

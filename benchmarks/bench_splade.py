@@ -34,13 +34,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from measuring import measure_in_subprocess, peak_rss_mb, print_measurement
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))  # bench_retrieval, when run as a script
@@ -69,10 +68,6 @@ def parse_args(argv=None) -> argparse.Namespace:
     parser.add_argument("--output", default=str(HERE / "output"), help="data and results")
     parser.add_argument("--measure", help=argparse.SUPPRESS)  # internal: one measurement
     return parser.parse_args(argv)
-
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def pin_cores() -> None:
@@ -320,8 +315,7 @@ def run_child(args, name: str) -> list[dict]:
         "output",
     ):
         command += [f"--{option.replace('_', '-')}", str(getattr(args, option))]
-    done = subprocess.run(command, check=True, stdout=subprocess.PIPE, text=True)
-    return json.loads(done.stdout.strip().splitlines()[-1])
+    return measure_in_subprocess(command)
 
 
 def table(rows: list[dict]) -> str:
@@ -339,7 +333,7 @@ def main(argv=None) -> None:
     args = parse_args(argv)
     if args.measure:
         pin_cores()
-        print(json.dumps(MEASURES[args.measure](args)))
+        print_measurement(MEASURES[args.measure](args))
         return
     rows = []
     for name in args.only.split(","):

@@ -24,13 +24,13 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import resource
 import shutil
-import subprocess
 import sys
 import time
 from itertools import islice
 from pathlib import Path
+
+from measuring import measure_in_subprocess, peak_rss_mb, print_measurement
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # namesake, when not installed
@@ -62,8 +62,8 @@ def memory() -> dict:
         f"{name.lower()}_mb": int(status[name].split()[0]) / 1024 for name in ("RssAnon", "RssFile")
     }
     return {
-        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "largest_child_peak_rss_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+        "peak_rss_mb": peak_rss_mb(),
+        "largest_child_peak_rss_mb": peak_rss_mb("children"),
         **current,
     }
 
@@ -154,13 +154,7 @@ def step_search(args) -> dict:
 def run_step(step: str, argv: list[str]) -> dict:
     """Runs one step in a fresh interpreter; returns what it printed last (JSON)."""
     started = time.perf_counter()
-    done = subprocess.run(
-        [sys.executable, __file__, *argv, "--step", step],
-        check=True,
-        stdout=subprocess.PIPE,
-        text=True,
-    )
-    result = json.loads(done.stdout.strip().splitlines()[-1])
+    result = measure_in_subprocess([sys.executable, __file__, *argv, "--step", step])
     result["process_s"] = time.perf_counter() - started
     result["loadavg_after"] = os.getloadavg()
     print(f"{step}: {result}", file=sys.stderr)
@@ -171,7 +165,7 @@ def main(argv=None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
     if args.step:
-        print(json.dumps(globals()[f"step_{args.step}"](args)))
+        print_measurement(globals()[f"step_{args.step}"](args))
         return
     for path in (args.corpus, args.dataset):
         if not Path(path).exists():

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import resource
 import subprocess
 import sys
 import time
@@ -25,6 +24,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.parquet as pq
+from measuring import measure_in_subprocess, peak_rss_mb, print_measurement
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
@@ -165,11 +165,11 @@ def warm_up() -> None:
 
 def run_measurement(name: str, folder: Path, args) -> dict:
     warm_up()
-    import_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    import_rss = peak_rss_mb()
     corpus = pq.read_table(folder / "corpus.parquet")
     pages = pq.read_table(folder / "pages.parquet")
     links = pq.read_table(folder / "links.parquet")
-    base_rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    base_rss = peak_rss_mb()
     started = time.perf_counter()
     if name == "all":
         positives, randoms = negatives(corpus, args.seed)
@@ -207,7 +207,7 @@ def run_measurement(name: str, folder: Path, args) -> dict:
         "links": links.num_rows,
         "rss_import_mb": import_rss,
         "rss_base_mb": base_rss,
-        "rss_peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "rss_peak_mb": peak_rss_mb(),
         **extra,
     }
 
@@ -221,14 +221,13 @@ def main(argv=None) -> None:
         make_corpus(args.pairs, args.vocabulary, args.seed, folder)
         return
     if args.measure:
-        print(json.dumps(run_measurement(args.measure, folder, args)))
+        print_measurement(run_measurement(args.measure, folder, args))
         return
     run = [sys.executable, __file__, *common, "--vocabulary", str(args.vocabulary)]
     subprocess.run([*run, "--measure", "build"], check=True)
     rows = []
     for name in [*STRATEGIES, "all"]:
-        out = subprocess.run([*run, "--measure", name], check=True, capture_output=True, text=True)
-        rows.append(json.loads(out.stdout.strip().splitlines()[-1]))
+        rows.append(measure_in_subprocess([*run, "--measure", name]))
         print(rows[-1], flush=True)
     scale = WIKIPEDIA_PAIRS / rows[0]["corpus_pairs"]
     first = rows[0]

@@ -18,12 +18,13 @@ import bz2
 import json
 import os
 import re
-import resource
 import subprocess
 import sys
 import time
 from multiprocessing import get_context
 from pathlib import Path
+
+from measuring import cpu_seconds, measure_in_subprocess, peak_rss_mb, print_measurement
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))  # namesake, when not installed
@@ -125,29 +126,18 @@ def run_measurement(name: str, dump: Path, workers: int) -> dict:
         args = (dump, workers)
     else:
         (label, function), args = MEASUREMENTS[name], (dump,)
-    started, cpu_started = time.perf_counter(), _cpu()
+    started, cpu_started = time.perf_counter(), cpu_seconds("self", "children")
     count = function(*args)
-    wall, cpu = time.perf_counter() - started, _cpu() - cpu_started
+    wall, cpu = time.perf_counter() - started, cpu_seconds("self", "children") - cpu_started
     return {
         "name": name,
         "label": label,
         "count": count,
         "wall_s": wall,
         "cpu_s": cpu,
-        # ru_maxrss is in KiB on Linux; for children it is the largest single child.
-        "rss_self_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
-        "rss_child_mb": resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024,
+        "rss_self_mb": peak_rss_mb(),
+        "rss_child_mb": peak_rss_mb("children"),
     }
-
-
-def _cpu() -> float:
-    own, children = os.times(), resource.getrusage(resource.RUSAGE_CHILDREN)
-    return own.user + own.system + children.ru_utime + children.ru_stime
-
-
-def _run_self(arguments: list[str]) -> str:
-    command = [sys.executable, __file__, *arguments]
-    return subprocess.run(command, check=True, capture_output=True, text=True).stdout
 
 
 def main(argv=None) -> None:
@@ -157,16 +147,18 @@ def main(argv=None) -> None:
         build_dump(args.copies, dump)
         return
     if args.measure:
-        print(json.dumps(run_measurement(args.measure, Path(args.dump), args.workers)))
+        print_measurement(run_measurement(args.measure, Path(args.dump), args.workers))
         return
     # Each step runs in its own process: Linux keeps a parent's peak RSS across fork + exec,
     # so this one must stay small for the children's figures to be their own.
-    _run_self(["--measure", "build", "--copies", str(args.copies), "--output", args.output])
+    run = [sys.executable, __file__]
+    build = ["--measure", "build", "--copies", str(args.copies), "--output", args.output]
+    subprocess.run([*run, *build], check=True, capture_output=True)
     compressed_mb = dump.stat().st_size / 1e6
     rows = []
     for name in [*MEASUREMENTS, "ranges"]:
-        output = _run_self(["--measure", name, "--dump", str(dump), "--workers", str(args.workers)])
-        rows.append(json.loads(output.strip().splitlines()[-1]))
+        measurement = ["--measure", name, "--dump", str(dump), "--workers", str(args.workers)]
+        rows.append(measure_in_subprocess([*run, *measurement]))
     base, base_cpu = rows[0]["wall_s"], rows[0]["cpu_s"]
     xml_mb = rows[0]["count"] / 1e6  # what decompression counts: bytes out
     print(f"dump: {dump} ({compressed_mb:.1f} MB bz2, {xml_mb:.1f} MB XML)\n")

@@ -24,15 +24,13 @@ reported) through ``evaluate.load("metrics/wes_similarity").compute``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
-import resource
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 import numpy as np
+from measuring import measure_in_subprocess, peak_rss_mb, print_measurement
 
 ROOT = Path(__file__).resolve().parent.parent
 MODULE_DIR = ROOT / "metrics" / "wes_similarity"
@@ -106,10 +104,6 @@ def ensure_cross_encoder() -> Path:
     model.save_pretrained(CROSS_ENCODER_DIR)
     AutoTokenizer.from_pretrained(path).save_pretrained(CROSS_ENCODER_DIR)
     return CROSS_ENCODER_DIR
-
-
-def peak_rss_mb() -> float:
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
 
 
 def worker(
@@ -186,7 +180,7 @@ def main() -> None:
     if args.worker:
         mode, batch = args.worker
         row = worker(mode, int(batch), args.examples, args.refs, args.repeat, args.inputs)
-        print(json.dumps(row))
+        print_measurement(row)
         return
 
     if "cross-encoder" in args.modes.split(","):
@@ -197,8 +191,7 @@ def main() -> None:
             cmd = [sys.executable, __file__, "--worker", mode, batch]
             cmd += ["--examples", str(args.examples), "--refs", str(args.refs)]
             cmd += ["--repeat", str(args.repeat), "--inputs", args.inputs]
-            done = subprocess.run(cmd, check=True, capture_output=True, text=True)
-            row = json.loads(done.stdout.strip().splitlines()[-1])
+            row = measure_in_subprocess(cmd)
             rows.append(row)
             row["mode"] = mode
             print(
