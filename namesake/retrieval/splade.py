@@ -55,7 +55,7 @@ from tqdm.auto import tqdm
 from namesake.errors import BadInputError, NamesakeError
 from namesake.outputs import atomic_directory
 from namesake.retrieval.candidates import candidate_rows, ranked
-from namesake.retrieval.corpus import PASSAGE_WORDS, Document, split_passages
+from namesake.retrieval.corpus import PASSAGE_WORDS, Document, NumberedPassages, chunks
 from namesake.retrieval.provenance import new_provenance
 from namesake.retrieval.sparse_search import add_postings, offer, pop_best_first, search_top_k
 from namesake.retrieval.storage import (
@@ -325,9 +325,7 @@ class SpladeRetriever:
         encoder = load_sparse_encoder(model, device)
         separator = title_separator(encoder)
         chunk_passages = chunk_passages or 16 * batch_size
-        document_rows: dict[str, int] = {}
-        document_ids: list[str] = []
-        owners: list[int] = []
+        passages = NumberedPassages(documents, words)
         parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (rows, dims, weights)
         dimension = 0  # the output's width, from the first chunk (before it, the model
         # may report its transformer's hidden size)
@@ -351,19 +349,10 @@ class SpladeRetriever:
             progress.update(len(chunk))
 
         with progress:
-            chunk: list[str] = []
-            for passage in split_passages(documents, words):
-                row = document_rows.get(passage.wikipedia_id)
-                if row is None:
-                    row = document_rows[passage.wikipedia_id] = len(document_ids)
-                    document_ids.append(passage.wikipedia_id)
-                owners.append(row)
-                chunk.append(passage_input(passage.title, passage.text, separator))
-                if len(chunk) >= chunk_passages:
-                    encode(chunk, len(owners) - len(chunk))
-                    chunk = []
-            if chunk:
-                encode(chunk, len(owners) - len(chunk))
+            inputs = (passage_input(p.title, p.text, separator) for p in passages)
+            for chunk in chunks(inputs, chunk_passages):
+                encode(chunk, len(passages.passage_documents) - len(chunk))
+        document_ids, owners = passages.document_ids, passages.passage_documents
         if not owners:
             raise ValueError("no documents to index")
         matrix = _term_major(parts, int(dimension))
