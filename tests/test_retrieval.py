@@ -24,6 +24,7 @@ from namesake.retrieval import (
     read_kilt_documents,
     split_passages,
 )
+from namesake.retrieval.corpus import NumberedPassages, chunks
 from namesake.retrieval.dense import passage_input
 
 FILLER = (
@@ -210,6 +211,34 @@ def test_long_kilt_page_gives_several_passages(documents):
     assert n_words > 300
     assert len(passages) == -(-n_words // 100)
     assert " ".join(p.text for p in passages) == library.text
+
+
+def test_numbered_passages_give_each_page_one_row_in_first_passage_order():
+    """A page listed again later keeps its first row: its passages point to one page."""
+    documents = [
+        Document("b", "B", " ".join(["w"] * 150)),
+        Document("a", "A", "x"),
+        Document("b", "B again", "y"),
+    ]
+    passages = NumberedPassages(documents, words=100)
+    assert [p.title for p in passages] == ["B", "B", "A", "B again"]
+    assert passages.document_ids == ["b", "a"]
+    assert passages.passage_documents.tolist() == [0, 0, 1, 0]
+
+
+def test_chunks_take_items_only_as_each_chunk_is_used():
+    taken = []
+
+    def items():
+        for item in range(7):
+            taken.append(item)
+            yield item
+
+    seen = []
+    for chunk in chunks(items(), 3):
+        seen.append((chunk, len(taken)))
+    assert seen == [([0, 1, 2], 3), ([3, 4, 5], 6), ([6], 7)]
+    assert list(chunks([], 3)) == []
 
 
 # --- BM25 -----------------------------------------------------------------------------------

@@ -21,7 +21,7 @@ An index directory holds ``index.faiss``, ``retriever.json`` (model and settings
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 import faiss
@@ -40,7 +40,7 @@ from namesake.linking.inputs import (
 from namesake.linking.query_mentions import find_mentions, load_mention_pipeline
 from namesake.outputs import atomic_directory
 from namesake.retrieval.candidates import candidate_rows, ranked, stored_vectors
-from namesake.retrieval.corpus import Document
+from namesake.retrieval.corpus import Document, chunks
 from namesake.retrieval.dense import DEFAULT_MODEL
 from namesake.retrieval.encoders import embedding_dimension, load_encoder
 from namesake.retrieval.faiss_index import factory_string, new_index, read_index
@@ -146,24 +146,16 @@ class EntityLinkRetriever:
         separator = page_separator(encoder)
         index = new_index(factory_string("flat", dimension, 0), dimension, normalized=True)
         document_ids: list[str] = []
-        chunk: list[str] = []
-        progress = tqdm(desc="Encoding pages", unit="page", disable=not show_progress)
 
-        def add(texts: list[str]) -> None:
-            index.add(retriever._encode(texts))
-            progress.update(len(texts))
-
-        with progress:
+        def page_inputs() -> Iterator[str]:
             for document in documents:
                 document_ids.append(document.wikipedia_id)
-                chunk.append(
-                    page_input(document.title, document.text, separator, linker["page_words"])
-                )
-                if len(chunk) >= CHUNK_PAGES:
-                    add(chunk)
-                    chunk = []
-            if chunk:
-                add(chunk)
+                yield page_input(document.title, document.text, separator, linker["page_words"])
+
+        with tqdm(desc="Encoding pages", unit="page", disable=not show_progress) as progress:
+            for chunk in chunks(page_inputs(), CHUNK_PAGES):
+                index.add(retriever._encode(chunk))
+                progress.update(len(chunk))
         if not document_ids:
             raise ValueError("no documents to index")
         settings.update(dimension=dimension, title_separator=separator)

@@ -13,9 +13,9 @@ column the way bm25s builds it (same arithmetic, so the same float32 scores). Se
 up the query terms' postings, rarest first, skipping the postings of frequent terms when
 they cannot change the top k (MaxScore), and rescores the candidates in bm25s' order, so
 scores match bm25s' bit for bit (ties: the document indexed first ranks first); queries
-run in ``n_threads`` threads (the kernels release the GIL). The kernels are compiled on
-first use and cached next to this file (a few seconds once; loading them later takes well
-under a second).
+run in ``n_threads`` threads (`namesake.retrieval.sparse_search`; the kernels release the
+GIL). The kernels are compiled on first use and cached next to this file (a few seconds
+once; loading them later takes well under a second).
 
 The build's memory is bounded by ``memory_budget`` (2 GB by default), not by the corpus:
 once the tokenised chunks hold a quarter of it, they are written to a temporary folder
@@ -36,7 +36,6 @@ import math
 import os
 import tempfile
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from itertools import chain, islice
 from pathlib import Path
 
@@ -51,6 +50,7 @@ from namesake.retrieval.bm25s_without_jax import Tokenizer, bm25s  # never start
 from namesake.retrieval.candidates import candidate_rows, ranked
 from namesake.retrieval.corpus import Document
 from namesake.retrieval.provenance import new_provenance
+from namesake.retrieval.sparse_search import add_postings, offer, pop_best_first, search_top_k
 from namesake.retrieval.storage import (
     REBUILD,
     check_npy,
@@ -138,53 +138,6 @@ def _fill_columns(
 
 
 @numba.njit(cache=True, nogil=True)
-def _worse(score, doc, other_score, other_doc):
-    """Ranking order: higher score first, then lower document index (deterministic ties)."""
-    return score < other_score or (score == other_score and doc > other_doc)
-
-
-@numba.njit(cache=True, nogil=True)
-def _sift_down(scores, docs, size):
-    """Restores the heap (worst at the root) after its root was replaced."""
-    i = 0
-    while True:
-        child = 2 * i + 1
-        if child >= size:
-            return
-        if child + 1 < size and _worse(
-            scores[child + 1], docs[child + 1], scores[child], docs[child]
-        ):
-            child += 1
-        if not _worse(scores[child], docs[child], scores[i], docs[i]):
-            return
-        scores[i], scores[child] = scores[child], scores[i]
-        docs[i], docs[child] = docs[child], docs[i]
-        i = child
-
-
-@numba.njit(cache=True, nogil=True)
-def _offer(heap_scores, heap_docs, size, score, doc):
-    """Puts (score, doc) into the top-k heap if it belongs there; returns the new size."""
-    if size < heap_scores.size:  # append, then sift up
-        i = size
-        heap_scores[i] = score
-        heap_docs[i] = doc
-        while i > 0:
-            parent = (i - 1) // 2
-            if not _worse(heap_scores[i], heap_docs[i], heap_scores[parent], heap_docs[parent]):
-                break
-            heap_scores[i], heap_scores[parent] = heap_scores[parent], heap_scores[i]
-            heap_docs[i], heap_docs[parent] = heap_docs[parent], heap_docs[i]
-            i = parent
-        return size + 1
-    if _worse(heap_scores[0], heap_docs[0], score, doc):
-        heap_scores[0] = score
-        heap_docs[0] = doc
-        _sift_down(heap_scores, heap_docs, size)
-    return size
-
-
-@numba.njit(cache=True, nogil=True)
 def _column_max(data, indptr):
     """Each term's highest score in any document: a bound on what it adds to a query."""
     out = np.zeros(indptr.size - 1, np.float32)
@@ -252,20 +205,16 @@ def _search_queries(
         n_touched = 0
         threshold = 0.0
         for i in order:
-            term = terms[i]
-            for j in range(indptr[term], indptr[term + 1]):
-                doc = rows[j]
-                if accumulator[doc] == 0:
-                    touched[n_touched] = doc
-                    n_touched += 1
-                accumulator[doc] += data[j] * repeats[i]
+            n_touched = add_postings(
+                data, rows, indptr, terms[i], repeats[i], accumulator, touched, n_touched
+            )
             rest = max(0.0, rest - bounds[i])
             remaining -= frequencies[i]
             if n_touched < k or (remaining > 0 and remaining < n_touched):
                 continue  # no k-th score yet, or finishing costs less than checking
             size = 0
             for x in range(n_touched):
-                size = _offer(heap_scores, heap_docs, size, accumulator[touched[x]], touched[x])
+                size = offer(heap_scores, heap_docs, size, accumulator[touched[x]], touched[x])
             threshold = heap_scores[0]
             if remaining == 0:
                 break
@@ -280,17 +229,12 @@ def _search_queries(
         for x in range(n_touched):
             doc = touched[x]
             if accumulator[doc] + rest >= threshold * (1 - slack):
-                size = _offer(
+                size = offer(
                     heap_scores, heap_docs, size, _score(data, rows, indptr, query, doc), doc
                 )
             accumulator[doc] = 0
         found[q] = size
-        for i in range(size - 1, -1, -1):  # pop the worst into the last free slot
-            found_scores[q, i] = heap_scores[0]
-            found_docs[q, i] = heap_docs[0]
-            heap_scores[0] = heap_scores[i]
-            heap_docs[0] = heap_docs[i]
-            _sift_down(heap_scores, heap_docs, i)
+        pop_best_first(heap_scores, heap_docs, size, found_scores[q], found_docs[q])
 
 
 # --- building ---------------------------------------------------------------------------------
@@ -524,38 +468,18 @@ class BM25Retriever:
         offsets = np.zeros(len(query_ids) + 1, dtype=np.int64)
         np.cumsum(lengths, out=offsets[1:])
         tokens = np.fromiter(chain.from_iterable(query_ids), dtype=np.int32, count=int(offsets[-1]))
-        k = min(k, len(self.document_ids))
-        found_docs = np.empty((len(query_ids), k), dtype=np.int32)
-        found_scores = np.empty((len(query_ids), k), dtype=np.float32)
-        found = np.zeros(len(query_ids), dtype=np.int64)
         data, rows, indptr = self._score_arrays()
         if self._column_max is None:  # one pass over the matrix, on the first search
             self._column_max = _column_max(data, indptr)
         matrix = (data, rows, indptr, self._column_max, int(self.model.scores["num_docs"]))
-
-        def run(first: int, last: int) -> None:
-            _search_queries(
-                *matrix, tokens, offsets, k, first, last, found_docs, found_scores, found
-            )
-
-        threads = os.cpu_count() if self.n_threads == -1 else max(1, self.n_threads)
-        if threads == 1 or len(query_ids) == 1:
-            run(0, len(query_ids))
-        else:
-            # a few ranges per thread so one slow range does not leave the others idle
-            cuts = np.linspace(0, len(query_ids), min(len(query_ids), 4 * threads) + 1).astype(int)
-            with ThreadPoolExecutor(max_workers=threads) as pool:
-                list(pool.map(run, cuts[:-1].tolist(), cuts[1:].tolist()))
-        return [
-            list(
-                zip(
-                    self._ids[found_docs[q, :n]].tolist(),
-                    found_scores[q, :n].astype(float).tolist(),
-                    strict=True,
-                )
-            )
-            for q, n in enumerate(found.tolist())
-        ]
+        return search_top_k(
+            _search_queries,
+            (*matrix, tokens, offsets),
+            len(query_ids),
+            k,
+            self.n_threads,
+            self._ids,
+        )
 
     def rank_candidates(
         self, queries: list[str], candidates: list[list[str]]

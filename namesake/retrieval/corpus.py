@@ -2,14 +2,18 @@
 
 A KILT knowledge source is JSON lines, one Wikipedia page per line, with ``wikipedia_id``,
 ``wikipedia_title`` and ``text``, a list of paragraphs whose first one is the page title.
-Pages are streamed: nothing holds more than one block of lines at a time.
+Pages are streamed: nothing holds more than one block of lines at a time, and the indexes
+built from them (dense, SPLADE, the entity linker) number their passages and feed their
+encoders a chunk at a time with :class:`NumberedPassages` and :func:`chunks`.
 """
 
 from __future__ import annotations
 
 import os
+from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from typing import TypeVar
 
 import msgspec
 from msgspec import Struct
@@ -17,6 +21,8 @@ from msgspec import Struct
 from namesake.dumps.reading import iter_json_lines
 
 PASSAGE_WORDS = 100  # DPR's passage length, in whitespace-separated words
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -109,3 +115,38 @@ def split_passages(documents: Iterable[Document], words: int = PASSAGE_WORDS) ->
         for start in range(0, len(tokens), words):
             window = " ".join(tokens[start : start + words])
             yield Passage(document.wikipedia_id, document.title, window)
+
+
+class NumberedPassages:
+    """The passages of `documents` (:func:`split_passages`) numbered as a passage index
+    stores them: iterating adds each page's id to `document_ids` at its first passage, and
+    to `passage_documents` each passage's page row (its place in `document_ids`)."""
+
+    def __init__(self, documents: Iterable[Document], words: int = PASSAGE_WORDS):
+        self.document_ids: list[str] = []
+        self.passage_documents = array("q")
+        self._passages = split_passages(documents, words)
+
+    def __iter__(self) -> Iterator[Passage]:
+        rows: dict[str, int] = {}
+        for passage in self._passages:
+            row = rows.get(passage.wikipedia_id)
+            if row is None:
+                row = rows[passage.wikipedia_id] = len(self.document_ids)
+                self.document_ids.append(passage.wikipedia_id)
+            self.passage_documents.append(row)
+            yield passage
+
+
+def chunks(items: Iterable[T], size: int) -> Iterator[list[T]]:
+    """`items` in lists of `size` (the last one may be shorter), each taken from `items`
+    only when the one before has been used: an index built from a stream encodes a chunk
+    at a time, so it never holds the whole corpus' encoder inputs."""
+    chunk: list[T] = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) >= size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk

@@ -52,7 +52,6 @@ An index directory holds ``index.faiss`` (``faiss.write_index``), ``passage_docu
 from __future__ import annotations
 
 import os
-from array import array
 from collections.abc import Iterable
 from functools import cached_property
 from pathlib import Path
@@ -65,11 +64,7 @@ from namesake.bundled_models import MINILM_HUB_ID, minilm_path
 from namesake.errors import BadInputError
 from namesake.outputs import atomic_directory
 from namesake.retrieval.candidates import candidate_rows, ranked, stored_vectors
-from namesake.retrieval.corpus import (
-    PASSAGE_WORDS,
-    Document,
-    split_passages,
-)
+from namesake.retrieval.corpus import PASSAGE_WORDS, Document, NumberedPassages, chunks
 from namesake.retrieval.embeddings import EmbeddingsFolder, recorded_similarity
 from namesake.retrieval.encoders import (
     DEFAULT_CONTEXT_ENCODER,
@@ -423,9 +418,7 @@ class DenseRetriever:
                 )
         chunk_passages = chunk_passages or 16 * batch_size
 
-        document_rows: dict[str, int] = {}
-        document_ids: list[str] = []
-        passage_documents = array("q")
+        passages = NumberedPassages(documents, words)
         held: list[np.ndarray] = []  # ivf: embeddings until training
         faiss_index = None
         if index != "ivf":
@@ -447,19 +440,10 @@ class DenseRetriever:
             progress.update(len(chunk))
 
         with progress:
-            chunk: list[str] = []
-            for passage in split_passages(documents, words):
-                row = document_rows.get(passage.wikipedia_id)
-                if row is None:
-                    row = document_rows[passage.wikipedia_id] = len(document_ids)
-                    document_ids.append(passage.wikipedia_id)
-                passage_documents.append(row)
-                chunk.append(passage_input(passage.title, passage.text, separator))
-                if len(chunk) >= chunk_passages:
-                    encode(chunk)
-                    chunk = []
-            if chunk:
+            inputs = (passage_input(p.title, p.text, separator) for p in passages)
+            for chunk in chunks(inputs, chunk_passages):
                 encode(chunk)
+        document_ids, passage_documents = passages.document_ids, passages.passage_documents
         if not passage_documents:
             raise ValueError("no documents to index")
         if faiss_index is None:

@@ -28,8 +28,9 @@ weights), each page keeps its best passage, and BM25's heap kernels keep the top
 (equal scores: the page indexed first first). The search is exact (no pruning); pages
 sharing no dimension with the query (score 0) are left out, as BM25 leaves them out, and so
 does :meth:`SpladeRetriever.rank_candidates`, whose scores are the search's, bit for bit.
-Queries run in ``n_threads`` threads (the numba kernels release the GIL; compiled on first
-use and cached beside this file).
+Queries run in ``n_threads`` threads as BM25's (the numba kernels release the GIL; compiled
+on first use and cached beside this file); the postings, heap and threads are the code both
+share (`namesake.retrieval.sparse_search`).
 
 The build keeps every passage's nonzero weights in memory (12 bytes each) until they are
 laid out by dimension; that suits the AmbER sample and KILT subsets rather than the whole of
@@ -45,7 +46,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numba
@@ -54,10 +54,10 @@ from tqdm.auto import tqdm
 
 from namesake.errors import BadInputError, NamesakeError
 from namesake.outputs import atomic_directory
-from namesake.retrieval.bm25 import _offer, _sift_down
 from namesake.retrieval.candidates import candidate_rows, ranked
-from namesake.retrieval.corpus import PASSAGE_WORDS, Document, split_passages
+from namesake.retrieval.corpus import PASSAGE_WORDS, Document, NumberedPassages, chunks
 from namesake.retrieval.provenance import new_provenance
+from namesake.retrieval.sparse_search import add_postings, offer, pop_best_first, search_top_k
 from namesake.retrieval.storage import (
     REBUILD,
     damaged,
@@ -88,14 +88,7 @@ def _page_scores(
     `page_scores` is the caller's to reset."""
     n = 0
     for i in range(terms.size):
-        term = terms[i]
-        weight = weights[i]
-        for j in range(indptr[term], indptr[term + 1]):
-            passage = rows[j]
-            if passage_scores[passage] == 0:
-                touched[n] = passage
-                n += 1
-            passage_scores[passage] += data[j] * weight
+        n = add_postings(data, rows, indptr, terms[i], weights[i], passage_scores, touched, n)
     m = 0
     for x in range(n):
         passage = touched[x]
@@ -133,15 +126,10 @@ def _search_queries(
         size = 0
         for x in range(m):
             page = touched_pages[x]
-            size = _offer(heap_scores, heap_docs, size, page_scores[page], page)
+            size = offer(heap_scores, heap_docs, size, page_scores[page], page)
             page_scores[page] = 0
         found[q] = size
-        for i in range(size - 1, -1, -1):  # pop the worst into the last free slot
-            found_scores[q, i] = heap_scores[0]
-            found_docs[q, i] = heap_docs[0]
-            heap_scores[0] = heap_scores[i]
-            heap_docs[0] = heap_docs[i]
-            _sift_down(heap_scores, heap_docs, i)
+        pop_best_first(heap_scores, heap_docs, size, found_scores[q], found_docs[q])
 
 
 @numba.njit(cache=True, nogil=True)
@@ -337,9 +325,7 @@ class SpladeRetriever:
         encoder = load_sparse_encoder(model, device)
         separator = title_separator(encoder)
         chunk_passages = chunk_passages or 16 * batch_size
-        document_rows: dict[str, int] = {}
-        document_ids: list[str] = []
-        owners: list[int] = []
+        passages = NumberedPassages(documents, words)
         parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []  # (rows, dims, weights)
         dimension = 0  # the output's width, from the first chunk (before it, the model
         # may report its transformer's hidden size)
@@ -363,19 +349,10 @@ class SpladeRetriever:
             progress.update(len(chunk))
 
         with progress:
-            chunk: list[str] = []
-            for passage in split_passages(documents, words):
-                row = document_rows.get(passage.wikipedia_id)
-                if row is None:
-                    row = document_rows[passage.wikipedia_id] = len(document_ids)
-                    document_ids.append(passage.wikipedia_id)
-                owners.append(row)
-                chunk.append(passage_input(passage.title, passage.text, separator))
-                if len(chunk) >= chunk_passages:
-                    encode(chunk, len(owners) - len(chunk))
-                    chunk = []
-            if chunk:
-                encode(chunk, len(owners) - len(chunk))
+            inputs = (passage_input(p.title, p.text, separator) for p in passages)
+            for chunk in chunks(inputs, chunk_passages):
+                encode(chunk, len(passages.passage_documents) - len(chunk))
+        document_ids, owners = passages.document_ids, passages.passage_documents
         if not owners:
             raise ValueError("no documents to index")
         matrix = _term_major(parts, int(dimension))
@@ -444,35 +421,14 @@ class SpladeRetriever:
         self, terms: np.ndarray, weights: np.ndarray, offsets: np.ndarray, k: int
     ) -> list[list[tuple[str, float]]]:
         """:meth:`search` for queries already encoded (:meth:`encode_queries`)."""
-        count = len(offsets) - 1
-        k = min(k, len(self.document_ids))
-        found_docs = np.empty((count, k), dtype=np.int32)
-        found_scores = np.empty((count, k), dtype=np.float32)
-        found = np.zeros(count, dtype=np.int64)
-        matrix = self._matrix()
-
-        def run(first: int, last: int) -> None:
-            _search_queries(
-                *matrix, terms, weights, offsets, k, first, last, found_docs, found_scores, found
-            )
-
-        threads = os.cpu_count() if self.n_threads == -1 else max(1, self.n_threads)
-        if threads == 1 or count <= 1:
-            run(0, count)
-        else:
-            cuts = np.linspace(0, count, min(count, 4 * threads) + 1).astype(int)
-            with ThreadPoolExecutor(max_workers=threads) as pool:
-                list(pool.map(run, cuts[:-1].tolist(), cuts[1:].tolist()))
-        return [
-            list(
-                zip(
-                    self._ids[found_docs[q, :n]].tolist(),
-                    found_scores[q, :n].astype(float).tolist(),
-                    strict=True,
-                )
-            )
-            for q, n in enumerate(found.tolist())
-        ]
+        return search_top_k(
+            _search_queries,
+            (*self._matrix(), terms, weights, offsets),
+            len(offsets) - 1,
+            k,
+            self.n_threads,
+            self._ids,
+        )
 
     def rank_candidates(
         self, queries: list[str], candidates: list[list[str]]
