@@ -4,21 +4,27 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 
 from namesake.amber.build.reference import COLLECTIONS
 from namesake.amber.evaluation.beir_export import PAGES
 from namesake.amber.evaluation.retrieve import RETRIEVER_KINDS
 from namesake.commands.arguments import (
+    add_amber_config,
+    add_amber_dataset,
     add_batch_size,
     add_candidates,
     add_collections,
+    add_corpus,
+    add_dataset_output,
     add_dpr_encoders,
     add_memory_budget,
+    add_metric,
     add_output,
     add_rerank,
     add_seed,
     add_similarity,
+    add_top_k,
+    add_workers,
     dpr_options,
     labelled_dense_run,
     non_negative_int,
@@ -43,18 +49,9 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
         help="monthly page views: pagecounts-ez totals or pageviews-complete (bz2/gz/plain)",
     )
     build.add_argument("--kilt", required=True, help="KILT knowledge source (JSON lines)")
-    add_output(
-        build,
-        "--out",
-        "output Hub dataset folder",
-        kind="folder",
-        writer="amber build",
-        required=True,
-    )
+    add_dataset_output(build, "amber build")
     add_collections(build, "build")
-    build.add_argument(
-        "--workers", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)"
-    )
+    add_workers(build)
     add_output(
         build,
         "--jsonl-dir",
@@ -84,14 +81,7 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
         help="folder of the release: <collection>/amber_set_tuples.jsonl and "
         "<collection>/<task>/amber_sets.jsonl",
     )
-    add_output(
-        imported,
-        "--out",
-        "output Hub dataset folder",
-        kind="folder",
-        writer="amber import",
-        required=True,
-    )
+    add_dataset_output(imported, "amber import")
     add_collections(imported, "import")
     imported.set_defaults(run=_amber_import)
 
@@ -103,8 +93,7 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     qrels = commands.add_parser(
         "qrels", help="write a config's gold pages as TREC qrels, for trec_eval, ranx, ir-measures"
     )
-    qrels.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
-    qrels.add_argument("--config", required=True, help="e.g. human_qa, nonhuman_fc")
+    add_amber_config(qrels)
     add_output(
         qrels, "--out", "qrels file ('qid 0 docid 1' per gold page)", kind="file", required=True
     )
@@ -124,9 +113,9 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     export.add_argument(
         "--format", choices=["beir"], default="beir", help="folder layout (default: beir)"
     )
-    export.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
+    add_amber_dataset(export)
     export.add_argument("--config", required=True, help="a query config, e.g. human_qa")
-    export.add_argument("--corpus", required=True, help="KILT knowledge source (JSON lines)")
+    add_corpus(export)
     add_output(
         export,
         "--out",
@@ -154,8 +143,8 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     compare = commands.add_parser(
         "compare", help="run and score retrievers on every AmbER config; print one table"
     )
-    compare.add_argument("--corpus", required=True, help="KILT knowledge source (JSON lines)")
-    compare.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
+    add_corpus(compare)
+    add_amber_dataset(compare)
     add_output(
         compare,
         "--out",
@@ -191,10 +180,8 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
         default=["qa", "sf", "fc"],
         help="tasks to score (default: qa sf fc)",
     )
-    compare.add_argument(
-        "--top-k", type=positive_int, default=100, help="documents retrieved per query"
-    )
-    compare.add_argument("--metric", help="entity_confusion module folder (default: metrics/)")
+    add_top_k(compare)
+    add_metric(compare)
     compare.add_argument(
         "--linker",
         metavar="MODEL",
@@ -235,7 +222,7 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
         required=True,
         help="Hub id or folder: FEVER classifier (fc), seq2seq generator (sf), extractive QA (qa)",
     )
-    read.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
+    add_amber_dataset(read)
     read.add_argument(
         "--collection", required=True, choices=COLLECTIONS, help="config <collection>_<task>"
     )

@@ -210,7 +210,7 @@ def _add_ecqg_generate(commands) -> None:
         "--max-passages", type=positive_int, help="read the first N passages (default: all)"
     )
     add_seed(generate, "sampling seed (default: 0)")
-    add_device(generate, "torch device (default: cuda when available, else cpu)")
+    add_device(generate)
     generate.set_defaults(run=_ecqg_generate)
 
 
@@ -364,7 +364,7 @@ def _add_ecqg_evaluate_dpr(commands) -> None:
         help="Lewis et al. (2021) annotations (QA-Overlap's <dataset>-annotations.jsonl, ids = "
         "0-based lines of --test-file): adds each encoder's accuracy on every subset",
     )
-    add_device(evaluate, "torch device (default: cuda when available, else cpu)")
+    add_device(evaluate)
     add_output(
         evaluate,
         "--out",
