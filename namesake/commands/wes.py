@@ -168,13 +168,7 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
     judge.add_argument(
         "--wes", help="WES dataset folder: judge its pairs too (validation = dev, test = test)"
     )
-    judge.add_argument(
-        "--wes-configs",
-        nargs="+",
-        default=[],
-        metavar="CONFIG",
-        help="pairs / hardpairs configs of --wes (e.g. 2016thresh1pairs 2016thresh1hardpairs)",
-    )
+    _add_wes_configs(judge)
     judge.add_argument(
         "--metrics",
         nargs="+",
@@ -242,13 +236,7 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
         "reported (default: the bundled EVOUNA)",
     )
     fit.add_argument("--wes", help="WES dataset folder whose validation pairs fit too")
-    fit.add_argument(
-        "--wes-configs",
-        nargs="+",
-        default=[],
-        metavar="CONFIG",
-        help="pairs / hardpairs configs of --wes (e.g. 2016thresh1pairs 2016thresh1hardpairs)",
-    )
+    _add_wes_configs(fit)
     fit.add_argument(
         "--max-questions",
         type=positive_int,
@@ -269,6 +257,16 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
         "scorer's)",
     )
     fit.set_defaults(run=_wes_fit_scorer)
+
+
+def _add_wes_configs(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--wes-configs",
+        nargs="+",
+        default=[],
+        metavar="CONFIG",
+        help="pairs / hardpairs configs of --wes (e.g. 2016thresh1pairs 2016thresh1hardpairs)",
+    )
 
 
 def _wes_build(args) -> None:
