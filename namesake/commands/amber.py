@@ -86,7 +86,7 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     imported.set_defaults(run=_amber_import)
 
     stats = commands.add_parser("stats", help="print the paper's Table 4 figures for a build")
-    stats.add_argument("dataset", help="a folder written by `namesake amber build`")
+    _add_build_folder(stats)
     stats.add_argument("--json", action="store_true", help="print the full statistics as JSON")
     stats.set_defaults(run=_amber_stats)
 
@@ -100,7 +100,7 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     qrels.set_defaults(run=_amber_qrels)
 
     push = commands.add_parser("push", help="upload a build to the Hugging Face Hub")
-    push.add_argument("dataset", help="a folder written by `namesake amber build`")
+    _add_build_folder(push)
     push.add_argument("--repo-id", required=True, help="e.g. your-name/amber")
     push.add_argument("--private", action="store_true", help="create the Hub repo as private")
     push.add_argument("--token", help="Hub token (default: the logged-in one)")
@@ -261,6 +261,10 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     read.set_defaults(run=_amber_read)
 
 
+def _add_build_folder(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dataset", help="a folder written by `namesake amber build`")
+
+
 def _amber_qrels(args) -> None:
     from namesake.amber.evaluation.scoring import amber_qrels, load_queries
     from namesake.trec import write_qrels
@@ -327,7 +331,6 @@ def _amber_compare(args) -> None:
 
 
 def _amber_build(args) -> None:
-    from namesake.amber.build.dataset import statistics_table
     from namesake.amber.build.pipeline import build_amber
 
     collections = tuple(dict.fromkeys(args.collections))
@@ -343,20 +346,25 @@ def _amber_build(args) -> None:
         reference_dir=args.reference,
         work_dir=args.work_dir,
     )
-    print("\n".join(report.lines()))
-    print(statistics_table(report.statistics))
+    _print_build_report(report)
     print(f"Wrote {args.out}" + (f" and {args.jsonl_dir}" if args.jsonl_dir else ""))
 
 
 def _amber_import(args) -> None:
-    from namesake.amber.build.dataset import statistics_table
     from namesake.amber.build.released import import_released
 
     collections = tuple(dict.fromkeys(args.collections))
     report = import_released(args.released, args.out, collections=collections)
+    _print_build_report(report)
+    print(f"Wrote {args.out}")
+
+
+def _print_build_report(report) -> None:
+    """What `amber build` and `amber import` print of the dataset they wrote."""
+    from namesake.amber.build.dataset import statistics_table
+
     print("\n".join(report.lines()))
     print(statistics_table(report.statistics))
-    print(f"Wrote {args.out}")
 
 
 def _amber_stats(args) -> None:
