@@ -4,21 +4,27 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 
 from namesake.amber.build.reference import COLLECTIONS
 from namesake.amber.evaluation.beir_export import PAGES
 from namesake.amber.evaluation.retrieve import RETRIEVER_KINDS
 from namesake.commands.arguments import (
+    add_amber_config,
+    add_amber_dataset,
     add_batch_size,
     add_candidates,
     add_collections,
+    add_corpus,
+    add_dataset_output,
     add_dpr_encoders,
     add_memory_budget,
+    add_metric,
     add_output,
     add_rerank,
     add_seed,
     add_similarity,
+    add_top_k,
+    add_workers,
     dpr_options,
     labelled_dense_run,
     non_negative_int,
@@ -43,18 +49,9 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
         help="monthly page views: pagecounts-ez totals or pageviews-complete (bz2/gz/plain)",
     )
     build.add_argument("--kilt", required=True, help="KILT knowledge source (JSON lines)")
-    add_output(
-        build,
-        "--out",
-        "output Hub dataset folder",
-        kind="folder",
-        writer="amber build",
-        required=True,
-    )
+    add_dataset_output(build, "amber build")
     add_collections(build, "build")
-    build.add_argument(
-        "--workers", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)"
-    )
+    add_workers(build)
     add_output(
         build,
         "--jsonl-dir",
@@ -84,34 +81,26 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
         help="folder of the release: <collection>/amber_set_tuples.jsonl and "
         "<collection>/<task>/amber_sets.jsonl",
     )
-    add_output(
-        imported,
-        "--out",
-        "output Hub dataset folder",
-        kind="folder",
-        writer="amber import",
-        required=True,
-    )
+    add_dataset_output(imported, "amber import")
     add_collections(imported, "import")
     imported.set_defaults(run=_amber_import)
 
     stats = commands.add_parser("stats", help="print the paper's Table 4 figures for a build")
-    stats.add_argument("dataset", help="a folder written by `namesake amber build`")
+    _add_build_folder(stats)
     stats.add_argument("--json", action="store_true", help="print the full statistics as JSON")
     stats.set_defaults(run=_amber_stats)
 
     qrels = commands.add_parser(
         "qrels", help="write a config's gold pages as TREC qrels, for trec_eval, ranx, ir-measures"
     )
-    qrels.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
-    qrels.add_argument("--config", required=True, help="e.g. human_qa, nonhuman_fc")
+    add_amber_config(qrels)
     add_output(
         qrels, "--out", "qrels file ('qid 0 docid 1' per gold page)", kind="file", required=True
     )
     qrels.set_defaults(run=_amber_qrels)
 
     push = commands.add_parser("push", help="upload a build to the Hugging Face Hub")
-    push.add_argument("dataset", help="a folder written by `namesake amber build`")
+    _add_build_folder(push)
     push.add_argument("--repo-id", required=True, help="e.g. your-name/amber")
     push.add_argument("--private", action="store_true", help="create the Hub repo as private")
     push.add_argument("--token", help="Hub token (default: the logged-in one)")
@@ -124,9 +113,9 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     export.add_argument(
         "--format", choices=["beir"], default="beir", help="folder layout (default: beir)"
     )
-    export.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
+    add_amber_dataset(export)
     export.add_argument("--config", required=True, help="a query config, e.g. human_qa")
-    export.add_argument("--corpus", required=True, help="KILT knowledge source (JSON lines)")
+    add_corpus(export)
     add_output(
         export,
         "--out",
@@ -154,8 +143,8 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     compare = commands.add_parser(
         "compare", help="run and score retrievers on every AmbER config; print one table"
     )
-    compare.add_argument("--corpus", required=True, help="KILT knowledge source (JSON lines)")
-    compare.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
+    add_corpus(compare)
+    add_amber_dataset(compare)
     add_output(
         compare,
         "--out",
@@ -191,10 +180,8 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
         default=["qa", "sf", "fc"],
         help="tasks to score (default: qa sf fc)",
     )
-    compare.add_argument(
-        "--top-k", type=positive_int, default=100, help="documents retrieved per query"
-    )
-    compare.add_argument("--metric", help="entity_confusion module folder (default: metrics/)")
+    add_top_k(compare)
+    add_metric(compare)
     compare.add_argument(
         "--linker",
         metavar="MODEL",
@@ -235,7 +222,7 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
         required=True,
         help="Hub id or folder: FEVER classifier (fc), seq2seq generator (sf), extractive QA (qa)",
     )
-    read.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
+    add_amber_dataset(read)
     read.add_argument(
         "--collection", required=True, choices=COLLECTIONS, help="config <collection>_<task>"
     )
@@ -272,6 +259,10 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
         required=True,
     )
     read.set_defaults(run=_amber_read)
+
+
+def _add_build_folder(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("dataset", help="a folder written by `namesake amber build`")
 
 
 def _amber_qrels(args) -> None:
@@ -340,7 +331,6 @@ def _amber_compare(args) -> None:
 
 
 def _amber_build(args) -> None:
-    from namesake.amber.build.dataset import statistics_table
     from namesake.amber.build.pipeline import build_amber
 
     collections = tuple(dict.fromkeys(args.collections))
@@ -356,20 +346,25 @@ def _amber_build(args) -> None:
         reference_dir=args.reference,
         work_dir=args.work_dir,
     )
-    print("\n".join(report.lines()))
-    print(statistics_table(report.statistics))
+    _print_build_report(report)
     print(f"Wrote {args.out}" + (f" and {args.jsonl_dir}" if args.jsonl_dir else ""))
 
 
 def _amber_import(args) -> None:
-    from namesake.amber.build.dataset import statistics_table
     from namesake.amber.build.released import import_released
 
     collections = tuple(dict.fromkeys(args.collections))
     report = import_released(args.released, args.out, collections=collections)
+    _print_build_report(report)
+    print(f"Wrote {args.out}")
+
+
+def _print_build_report(report) -> None:
+    """What `amber build` and `amber import` print of the dataset they wrote."""
+    from namesake.amber.build.dataset import statistics_table
+
     print("\n".join(report.lines()))
     print(statistics_table(report.statistics))
-    print(f"Wrote {args.out}")
 
 
 def _amber_stats(args) -> None:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -77,6 +78,41 @@ def add_collections(parser: argparse.ArgumentParser, verb: str) -> None:
     )
 
 
+def add_amber_dataset(parser: argparse.ArgumentParser) -> None:
+    """``--dataset``: the AmbER build a command reads, a folder or a Hub id."""
+    parser.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
+
+
+def add_amber_config(parser: argparse.ArgumentParser) -> None:
+    """``--dataset`` and ``--config``: the one AmbER config a command reads."""
+    add_amber_dataset(parser)
+    parser.add_argument("--config", required=True, help="e.g. human_qa, nonhuman_fc")
+
+
+def add_corpus(parser: argparse.ArgumentParser) -> None:
+    """``--corpus``: the KILT knowledge source a command reads, required."""
+    parser.add_argument("--corpus", required=True, help="KILT knowledge source (JSON lines)")
+
+
+def add_top_k(parser: argparse.ArgumentParser) -> None:
+    """``--top-k``: documents a retriever returns per query."""
+    parser.add_argument(
+        "--top-k", type=positive_int, default=100, help="documents retrieved per query"
+    )
+
+
+def add_metric(parser: argparse.ArgumentParser) -> None:
+    """``--metric``: the entity_confusion module that scores AmbER."""
+    parser.add_argument("--metric", help="entity_confusion module folder (default: metrics/)")
+
+
+def add_workers(parser: argparse.ArgumentParser) -> None:
+    """``--workers``: processes of a dump-reading build, every core by default."""
+    parser.add_argument(
+        "--workers", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)"
+    )
+
+
 def add_seed(parser: argparse.ArgumentParser, help: str) -> None:
     """``--seed``: an integer, 0 by default; `help` says what it draws."""
     parser.add_argument("--seed", type=int, default=0, help=help)
@@ -87,8 +123,12 @@ def add_batch_size(parser: argparse.ArgumentParser, default: int, help: str) -> 
     parser.add_argument("--batch-size", type=positive_int, default=default, help=help)
 
 
-def add_device(parser: argparse.ArgumentParser, help: str) -> None:
-    """``--device``: a torch device name (``cuda:1``, ``cpu``); `help` says the default."""
+def add_device(
+    parser: argparse.ArgumentParser,
+    help: str = "torch device (default: cuda when available, else cpu)",
+) -> None:
+    """``--device``: a torch device name (``cuda:1``, ``cpu``); `help` says the default, cuda
+    when there is one unless the command says otherwise."""
     parser.add_argument("--device", help=help)
 
 
@@ -170,7 +210,7 @@ def add_scoring(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--allow-missing", action="store_true", help="score queries without a prediction as empty"
     )
-    parser.add_argument("--metric", help="entity_confusion module folder (default: metrics/)")
+    add_metric(parser)
     # a literal default keeps `namesake --help` from importing the statistics; a test checks it
     parser.add_argument(
         "--bootstrap-resamples",
@@ -259,6 +299,13 @@ def add_output(
             help="write into an output folder that this command did not write; the files "
             "namesake did not write there are kept (a file it would write over is refused)",
         )
+
+
+def add_dataset_output(parser: argparse.ArgumentParser, writer: str) -> None:
+    """``--out``: the Hub dataset folder a build writes (`writer`, e.g. ``"amber build"``)."""
+    add_output(
+        parser, "--out", "output Hub dataset folder", kind="folder", writer=writer, required=True
+    )
 
 
 @contextlib.contextmanager

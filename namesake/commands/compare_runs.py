@@ -7,6 +7,7 @@ import argparse
 import json
 
 from namesake.commands.arguments import (
+    add_amber_config,
     add_output,
     add_scoring,
     add_seed,
@@ -27,8 +28,7 @@ def register(groups) -> None:
     )
     parser.add_argument("run_a", metavar="A", help="the baseline run")
     parser.add_argument("run_b", metavar="B", help="the run compared with it")
-    parser.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
-    parser.add_argument("--config", required=True, help="e.g. human_qa, nonhuman_fc")
+    add_amber_config(parser)
     parser.add_argument(
         "--names", nargs=2, metavar=("NAME_A", "NAME_B"), help="labels (default: file stems)"
     )

@@ -34,13 +34,7 @@ def _add_ecqg(parser: argparse.ArgumentParser) -> None:
     source = passages.add_mutually_exclusive_group(required=True)
     source.add_argument("--kilt", help="KILT knowledge source (JSON lines)")
     source.add_argument("--wikipedia", help="pages-articles XML dump (bz2 or plain)")
-    add_output(
-        passages,
-        "--out",
-        "output Parquet",
-        kind="file",
-        required=True,
-    )
+    _add_parquet_out(passages)
     passages.set_defaults(run=_ecqg_passages)
 
     rank = commands.add_parser(
@@ -49,18 +43,10 @@ def _add_ecqg(parser: argparse.ArgumentParser) -> None:
         description="Rank each passage's entities by the passage encoder's CLS attention "
         "(least attended first) and write them to Parquet.",
     )
-    rank.add_argument("--passages", required=True, help="passages Parquet (`ecqg passages`)")
+    _add_passages(rank)
     rank.add_argument("--model", required=True, help="passage encoder: Hub id or local path")
-    add_output(
-        rank,
-        "--out",
-        "output Parquet",
-        kind="file",
-        required=True,
-    )
-    rank.add_argument(
-        "--max-passages", type=positive_int, help="read the first N passages (default: all)"
-    )
+    _add_parquet_out(rank)
+    _add_max_passages(rank)
     rank.add_argument(
         "--entities-per-passage",
         type=positive_int,
@@ -74,7 +60,7 @@ def _add_ecqg(parser: argparse.ArgumentParser) -> None:
         help="passage-encoder attention statistics (entropy, first sentence vs rest) per model",
         description="CLS attention statistics of passage encoders, side by side.",
     )
-    report.add_argument("--passages", required=True, help="passages Parquet (`ecqg passages`)")
+    _add_passages(report)
     report.add_argument(
         "--models",
         nargs="+",
@@ -121,6 +107,20 @@ def _add_ecqg(parser: argparse.ArgumentParser) -> None:
     _add_ecqg_split_gold(commands)
 
 
+def _add_passages(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--passages", required=True, help="passages Parquet (`ecqg passages`)")
+
+
+def _add_parquet_out(parser: argparse.ArgumentParser) -> None:
+    add_output(parser, "--out", "output Parquet", kind="file", required=True)
+
+
+def _add_max_passages(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--max-passages", type=positive_int, help="read the first N passages (default: all)"
+    )
+
+
 def _add_attention_options(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--layer", type=int, default=-1, help="encoder layer read (default: -1, the last)"
@@ -146,7 +146,7 @@ def _add_ecqg_generate(commands) -> None:
         "passage: conditioned on its least-attended entities, or unconditioned. Writes JSON "
         "lines {passage_id, entity, question, answer, raw} and a statistics file.",
     )
-    generate.add_argument("--passages", required=True, help="passages Parquet (`ecqg passages`)")
+    _add_passages(generate)
     generate.add_argument(
         "--ranked-entities",
         help="ranked entities Parquet (`ecqg rank-entities`); needed unless --unconditioned",
@@ -206,11 +206,9 @@ def _add_ecqg_generate(commands) -> None:
         help="input tokens (truncated; default: 1024)",
     )
     add_batch_size(generate, 16, "inputs per batch (default: 16)")
-    generate.add_argument(
-        "--max-passages", type=positive_int, help="read the first N passages (default: all)"
-    )
+    _add_max_passages(generate)
     add_seed(generate, "sampling seed (default: 0)")
-    add_device(generate, "torch device (default: cuda when available, else cpu)")
+    add_device(generate)
     generate.set_defaults(run=_ecqg_generate)
 
 
@@ -224,7 +222,7 @@ def _add_ecqg_build_synthetic_set(commands) -> None:
         "then the two sets are mixed, given hard negatives from the same retriever and written "
         "in DPR's training format.",
     )
-    build.add_argument("--passages", required=True, help="passages Parquet (`ecqg passages`)")
+    _add_passages(build)
     build.add_argument(
         "--conditioned", required=True, help="entity-conditioned questions (`ecqg generate`)"
     )
@@ -364,7 +362,7 @@ def _add_ecqg_evaluate_dpr(commands) -> None:
         help="Lewis et al. (2021) annotations (QA-Overlap's <dataset>-annotations.jsonl, ids = "
         "0-based lines of --test-file): adds each encoder's accuracy on every subset",
     )
-    add_device(evaluate, "torch device (default: cuda when available, else cpu)")
+    add_device(evaluate)
     add_output(
         evaluate,
         "--out",

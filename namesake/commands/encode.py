@@ -7,6 +7,7 @@ import argparse
 
 from namesake.commands.arguments import (
     add_batch_size,
+    add_corpus,
     add_device,
     add_output,
     add_similarity,
@@ -31,7 +32,7 @@ def _add_encode(parser: argparse.ArgumentParser) -> None:
         "`accelerate launch -m namesake encode ...` splits the chunks over every process "
         "(GPUs, machines). A rerun resumes: finished chunks are skipped."
     )
-    parser.add_argument("--corpus", required=True, help="KILT knowledge source (JSON lines)")
+    add_corpus(parser)
     add_output(
         parser,
         "--out",

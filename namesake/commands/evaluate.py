@@ -7,6 +7,7 @@ import argparse
 
 from namesake.amber.evaluation.retrieve import RETRIEVER_KINDS
 from namesake.commands.arguments import (
+    add_amber_config,
     add_output,
     add_scoring,
 )
@@ -17,8 +18,7 @@ def register(groups) -> None:
 
 
 def _add_evaluate(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
-    parser.add_argument("--config", required=True, help="e.g. human_qa, nonhuman_fc")
+    add_amber_config(parser)
     parser.add_argument(
         "--predictions",
         required=True,

@@ -8,14 +8,15 @@ from pathlib import Path
 
 from namesake.amber.evaluation.retrieve import RETRIEVER_KINDS
 from namesake.commands.arguments import (
+    add_amber_config,
     add_candidates,
     add_dpr_encoders,
     add_memory_budget,
     add_output,
     add_rerank,
     add_similarity,
+    add_top_k,
     dpr_options,
-    positive_int,
 )
 from namesake.errors import NamesakeError
 
@@ -26,8 +27,7 @@ def register(groups) -> None:
 
 def _add_retrieve(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--corpus", help="KILT knowledge source; needed unless --index exists")
-    parser.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
-    parser.add_argument("--config", required=True, help="e.g. human_qa, nonhuman_fc")
+    add_amber_config(parser)
     parser.add_argument(
         "--retriever", required=True, choices=RETRIEVER_KINDS, help="which retriever"
     )
@@ -47,9 +47,7 @@ def _add_retrieve(parser: argparse.ArgumentParser) -> None:
         help="dense and dpr: faiss index built when --index is new (default: flat); a saved "
         "index of another type is refused",
     )
-    parser.add_argument(
-        "--top-k", type=positive_int, default=100, help="documents retrieved per query"
-    )
+    add_top_k(parser)
     add_candidates(parser)
     add_rerank(parser)
     add_memory_budget(parser)

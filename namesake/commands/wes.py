@@ -6,11 +6,12 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
-import os
 
 from namesake.commands.arguments import (
+    add_dataset_output,
     add_output,
     add_seed,
+    add_workers,
     positive_int,
 )
 from namesake.errors import NamesakeError
@@ -33,14 +34,7 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
         help="pages-articles XML dump(s), bz2 (multistream split over workers) or plain; "
         "glob patterns allowed, e.g. 'enwiki-*-pages-articles*.xml.bz2'",
     )
-    add_output(
-        build,
-        "--out",
-        "output Hub dataset folder",
-        kind="folder",
-        writer="wes build",
-        required=True,
-    )
+    add_dataset_output(build, "wes build")
     build.add_argument(
         "--thresholds",
         type=positive_int,
@@ -53,9 +47,7 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
         "--year", type=int, help="config name prefix (default: the year in the dump's file name)"
     )
     add_seed(build, "negatives and splits (default: 0)")
-    build.add_argument(
-        "--workers", type=int, default=os.cpu_count() or 1, help="processes (default: all cores)"
-    )
+    add_workers(build)
     build.add_argument(
         "--dictionary-filter",
         action=argparse.BooleanOptionalAction,
@@ -176,13 +168,7 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
     judge.add_argument(
         "--wes", help="WES dataset folder: judge its pairs too (validation = dev, test = test)"
     )
-    judge.add_argument(
-        "--wes-configs",
-        nargs="+",
-        default=[],
-        metavar="CONFIG",
-        help="pairs / hardpairs configs of --wes (e.g. 2016thresh1pairs 2016thresh1hardpairs)",
-    )
+    _add_wes_configs(judge)
     judge.add_argument(
         "--metrics",
         nargs="+",
@@ -250,13 +236,7 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
         "reported (default: the bundled EVOUNA)",
     )
     fit.add_argument("--wes", help="WES dataset folder whose validation pairs fit too")
-    fit.add_argument(
-        "--wes-configs",
-        nargs="+",
-        default=[],
-        metavar="CONFIG",
-        help="pairs / hardpairs configs of --wes (e.g. 2016thresh1pairs 2016thresh1hardpairs)",
-    )
+    _add_wes_configs(fit)
     fit.add_argument(
         "--max-questions",
         type=positive_int,
@@ -277,6 +257,16 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
         "scorer's)",
     )
     fit.set_defaults(run=_wes_fit_scorer)
+
+
+def _add_wes_configs(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--wes-configs",
+        nargs="+",
+        default=[],
+        metavar="CONFIG",
+        help="pairs / hardpairs configs of --wes (e.g. 2016thresh1pairs 2016thresh1hardpairs)",
+    )
 
 
 def _wes_build(args) -> None:
