@@ -1,6 +1,7 @@
 """`namesake.dumps.formats` writes what the pipelines read: each format it writes is read back
 by the package's own readers (stage 1's Wikidata parser, the page-view reader, the KILT reader,
-the MediaWiki export reader, the dump opener)."""
+the MediaWiki export reader, the dump opener). And the AmbER sample script, which writes with
+it, rewrites the committed sample byte for byte."""
 
 from __future__ import annotations
 
@@ -8,10 +9,12 @@ import json
 
 import msgspec
 import pytest
+from conftest import SAMPLE, load_module
 
 from namesake.amber.build.kilt import read_pages
 from namesake.amber.build.pageviews import read_pageviews
 from namesake.amber.build.wikidata import ITEM_VALUE, QUANTITY_VALUE, init_worker, parse_block
+from namesake.data import AMBER_SAMPLE_FILES
 from namesake.dumps import formats
 from namesake.dumps.reading import detect_compression, iter_line_blocks, open_dump
 from namesake.errors import InputProblems, NamesakeError
@@ -301,3 +304,13 @@ def test_files_are_compressed_by_suffix_and_deterministic(tmp_path, name, compre
 def test_an_unknown_compression_is_refused():
     with pytest.raises(NamesakeError, match="unknown compression 'zip'"):
         formats.compress(b"data", "zip")
+
+
+# ---------------------------------------------------------------------------------------
+# The writers that use the formats
+
+
+def test_the_sample_script_rewrites_the_committed_sample(tmp_path):
+    load_module(SAMPLE / "make_sample.py").main(tmp_path)
+    for name in AMBER_SAMPLE_FILES.values():
+        assert (tmp_path / name).read_bytes() == (SAMPLE / name).read_bytes(), name
