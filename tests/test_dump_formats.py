@@ -1,11 +1,14 @@
 """`namesake.dumps.formats` writes what the pipelines read: each format it writes is read back
 by the package's own readers (stage 1's Wikidata parser, the page-view reader, the KILT reader,
-the MediaWiki export reader, the dump opener). And the AmbER sample script, which writes with
-it, rewrites the committed sample byte for byte."""
+the MediaWiki export reader, the dump opener). And the scripts that write dumps agree with it:
+the AmbER sample script rewrites the committed sample byte for byte, and the benchmark's
+inlined snaks and statements are what its builders write."""
 
 from __future__ import annotations
 
 import json
+import sys
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -20,6 +23,8 @@ from namesake.dumps.reading import detect_compression, iter_line_blocks, open_du
 from namesake.errors import InputProblems, NamesakeError
 from namesake.text import get_tokens
 from namesake.wikipedia.dump import iter_pages, iter_pages_between, stream_offsets
+
+ROOT = Path(__file__).resolve().parent.parent
 
 # ---------------------------------------------------------------------------------------
 # Wikidata JSON dump
@@ -314,3 +319,75 @@ def test_the_sample_script_rewrites_the_committed_sample(tmp_path):
     load_module(SAMPLE / "make_sample.py").main(tmp_path)
     for name in AMBER_SAMPLE_FILES.values():
         assert (tmp_path / name).read_bytes() == (SAMPLE / name).read_bytes(), name
+
+
+def _rebuilt_snak(snak: dict) -> str:
+    """The snak as `formats` writes it, from its decoded fields."""
+    pid, datatype, digest = snak["property"], snak["datatype"], snak.get("hash")
+    if "datavalue" not in snak:
+        return formats.snak(pid, datatype, snak["snaktype"], digest)
+    kind, value = snak["datavalue"]["type"], snak["datavalue"]["value"]
+    if kind == "wikibase-entityid":
+        written = formats.item_value(value["id"])
+    elif kind == "quantity":
+        written = formats.quantity_value(value["amount"])
+    elif kind == "time":
+        written = formats.time_value(value["time"], value["precision"])
+    elif kind == "monolingualtext":
+        written = formats.monolingual_value(value["text"], value["language"])
+    else:
+        written = formats.string_value(value)
+    return formats.snak(pid, datatype, written, digest)
+
+
+def _rebuilt_statement(statement: dict) -> str:
+    qualifiers = {
+        pid: [_rebuilt_snak(snak) for snak in snaks]
+        for pid, snaks in statement.get("qualifiers", {}).items()
+    }
+    references = [
+        formats.reference(
+            {pid: [_rebuilt_snak(snak) for snak in snaks] for pid, snaks in ref["snaks"].items()},
+            ref["hash"],
+        )
+        for ref in statement.get("references", [])
+    ]
+    mainsnak = _rebuilt_snak(statement["mainsnak"])
+    return formats.statement(statement["id"], mainsnak, qualifiers, references)
+
+
+@pytest.mark.parametrize("compressible", [False, True])
+def test_the_benchmark_writes_items_as_the_formats_do(compressible):
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    try:
+        import make_synthetic_dumps as benchmark
+    finally:
+        sys.path.remove(str(ROOT / "benchmarks"))
+    layout = benchmark.Layout(2000, seed=3)
+    kinds = set()
+    for qid in range(1, 2001, 7):
+        line = benchmark.item_line(layout, benchmark.make_item(layout, qid), compressible)
+        entity = msgspec.json.decode(line)
+        for statements in entity["claims"].values():
+            for statement in statements:
+                assert _rebuilt_statement(statement) == msgspec.json.encode(statement).decode()
+                kinds.add(statement["mainsnak"].get("datavalue", {}).get("type"))
+                kinds.update(part for part in ("qualifiers", "references") if part in statement)
+        rebuilt = formats.item(
+            entity["id"],
+            labels={lang: text["value"] for lang, text in entity["labels"].items()},
+            descriptions={lang: text["value"] for lang, text in entity["descriptions"].items()},
+            aliases={lang: [a["value"] for a in some] for lang, some in entity["aliases"].items()},
+            claims={
+                pid: [_rebuilt_statement(statement) for statement in statements]
+                for pid, statements in entity["claims"].items()
+            },
+            titles={site: link["title"] for site, link in entity["sitelinks"].items()},
+            **{name: entity[name] for name in ("pageid", "ns", "title", "lastrevid", "modified")},
+        )
+        assert rebuilt.encode() == line
+    # every kind of value the benchmark draws was compared (somevalue: None; external ids,
+    # strings, only in the realistic shape), with qualifiers and references
+    expected = {"wikibase-entityid", "quantity", "time", "monolingualtext", None}
+    expected |= {"qualifiers", "references"} | (set() if compressible else {"string"})
+    assert kinds == expected
