@@ -41,6 +41,7 @@ import namesake.amber.build.pipeline as build_module
 from namesake.amber.build.pageviews import read_pageviews
 from namesake.amber.build.pipeline import build_amber
 from namesake.cli import main
+from namesake.dumps import formats
 from namesake.dumps.reading import iter_line_blocks
 from namesake.errors import BadInputError, InputProblems
 from namesake.outputs import MARKER
@@ -128,8 +129,9 @@ def entity_lines(entities=None) -> list[bytes]:
 
 
 def dump_bytes(lines: list[bytes], close: bool = True) -> bytes:
-    """The Wikidata dump layout: '[', entities each followed by ',' but the last, ']'."""
-    return b"[\n" + b",\n".join(lines) + b"\n" + (b"]\n" if close else b"")
+    """The Wikidata dump of the lines; `close` False: cut before its final ']'."""
+    whole = formats.wikidata_dump(lines)
+    return whole if close else whole.removesuffix(b"]\n")
 
 
 def write_inputs(

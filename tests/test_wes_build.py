@@ -11,7 +11,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pytest
 from datasets import load_dataset
-from dumps import write_dump
+from dumps import write_dump, write_multistream
 
 from namesake.cli import main
 from namesake.errors import BadInputError, NamesakeError
@@ -307,12 +307,8 @@ def test_sample_configs_load_offline_balanced_disjoint(sample_build, threshold):
 
 def test_multistream_workers_mine_the_same_links(wikipedia_excerpt, tmp_path):
     xml = bz2.decompress(wikipedia_excerpt.read_bytes())
-    head, rest = xml.split(b"  <page>", 1)
-    body, tail = (b"  <page>" + rest).rsplit(b"</page>", 1)
-    pages = [p + b"</page>" for p in body.split(b"</page>") if p.strip()]
     multistream = tmp_path / "enwiki-20160305-pages-articles-multistream.xml.bz2"
-    streams = [head] + [b"".join(pages[i : i + 20]) for i in range(0, len(pages), 20)] + [tail]
-    multistream.write_bytes(b"".join(bz2.compress(s) for s in streams))
+    write_multistream(multistream, xml, pages_per_stream=20)
     single = mine_dumps([wikipedia_excerpt], workers=1)
     parallel = mine_dumps([multistream], workers=3, streams_per_task=2)
     assert parallel.pages.num_rows == single.pages.num_rows == 205

@@ -13,19 +13,19 @@ Files written (next to this script):
 * ``pageviews-sample-user.gz``                 pageviews-complete monthly (user agent) format
 * ``kilt_knowledgesource-sample.json``         KILT knowledge source (JSON lines)
 
-Only the standard library and msgspec are used.  The output is deterministic:
-running the script twice produces byte-identical files (gzip mtime is 0).
+The formats are written by ``namesake.dumps.formats``, as the test fixtures and the
+benchmark dumps are; this script holds only the sample's content.  The output is
+deterministic: running the script twice produces byte-identical files (gzip mtime is 0).
 """
 
 from __future__ import annotations
 
-import bz2
-import gzip
 import hashlib
-import json
 from pathlib import Path
 
 import msgspec
+
+from namesake.dumps import formats
 
 HERE = Path(__file__).resolve().parent
 
@@ -75,12 +75,12 @@ PROPERTIES = {
 }
 
 # ---------------------------------------------------------------------------
-# Claim value helpers.  A claim is written as (PID, value); a plain "Q..."
+# Claim value notation.  A claim is written as (PID, value); a plain "Q..."
 # string is an item value, the tuples below are the other snak kinds.
 # ---------------------------------------------------------------------------
 
 
-def qty(amount: str, unit: str = "1", bounds: bool = False):
+def qty(amount: str, unit: str | None = None, bounds: bool = False):
     return ("quantity", amount, unit, bounds)
 
 
@@ -100,72 +100,40 @@ def mono(text: str, lang: str = "en"):
     return ("mono", text, lang)
 
 
-SOMEVALUE = ("somevalue",)
-NOVALUE = ("novalue",)
+SOMEVALUE = (formats.SOMEVALUE,)
+NOVALUE = (formats.NOVALUE,)
+VALUE_WRITERS = {
+    "quantity": formats.quantity_value,
+    "time": formats.time_value,
+    "string": formats.string_value,
+    "coord": formats.globe_value,
+    "mono": formats.monolingual_value,
+}
 
 
-def statement_id(qid: str, pid: str, n: int) -> str:
-    h = hashlib.md5(f"{qid}|{pid}|{n}".encode()).hexdigest().upper()
-    return f"{qid}${h[:8]}-{h[8:12]}-{h[12:16]}-{h[16:20]}-{h[20:32]}"
-
-
-def datavalue(value):
-    if isinstance(value, str):  # item
-        return {
-            "value": {"entity-type": "item", "numeric-id": int(value[1:]), "id": value},
-            "type": "wikibase-entityid",
-        }
-    kind = value[0]
-    if kind == "quantity":
-        _, amount, unit, bounds = value
-        v = {
-            "amount": amount,
-            "unit": unit if unit == "1" else f"http://www.wikidata.org/entity/{unit}",
-        }
-        if bounds:
-            v["upperBound"] = amount
-            v["lowerBound"] = amount
-        return {"value": v, "type": "quantity"}
-    if kind == "time":
-        return {
-            "value": {
-                "time": value[1],
-                "timezone": 0,
-                "before": 0,
-                "after": 0,
-                "precision": value[2],
-                "calendarmodel": "http://www.wikidata.org/entity/Q1985727",
-            },
-            "type": "time",
-        }
-    if kind == "string":
-        return {"value": value[1], "type": "string"}
-    if kind == "coord":
-        return {
-            "value": {
-                "latitude": value[1],
-                "longitude": value[2],
-                "altitude": None,
-                "precision": 0.0001,
-                "globe": "http://www.wikidata.org/entity/Q2",
-            },
-            "type": "globecoordinate",
-        }
-    if kind == "mono":
-        return {"value": {"text": value[1], "language": value[2]}, "type": "monolingualtext"}
-    raise ValueError(value)
-
-
-def snak(pid: str, value) -> dict:
+def snak(pid: str, value) -> str:
     datatype = PROPERTIES[pid][1]
+    if isinstance(value, str):
+        return formats.snak(pid, datatype, formats.item_value(value))
     if value in (SOMEVALUE, NOVALUE):
-        return {"snaktype": value[0], "property": pid, "datatype": datatype}
-    return {
-        "snaktype": "value",
-        "property": pid,
-        "datavalue": datavalue(value),
-        "datatype": datatype,
-    }
+        return formats.snak(pid, datatype, value[0])
+    kind, *arguments = value
+    return formats.snak(pid, datatype, VALUE_WRITERS[kind](*arguments))
+
+
+def statement(qid: str, n: int, pid: str, value, qualifier=None) -> str:
+    """The entity's n-th claim, with its qualifier (pid, value) if any."""
+    guid = formats.statement_id(qid, int(hashlib.md5(f"{qid}|{pid}|{n}".encode()).hexdigest(), 16))
+    if qualifier is None:
+        return formats.statement(guid, snak(pid, value))
+    written = msgspec.json.decode(
+        formats.statement(guid, snak(pid, value), {qualifier[0]: [snak(*qualifier)]})
+    )
+    # The committed sample has the qualifiers after the rank (the dump writes them before the
+    # id); kept there, so that a re-run reproduces the files byte for byte.
+    for key in ("qualifiers", "qualifiers-order"):
+        written[key] = written.pop(key)
+    return msgspec.json.encode(written).decode()
 
 
 # ---------------------------------------------------------------------------
@@ -190,46 +158,22 @@ def item(
     other_sitelinks=None,
     qualifiers=None,
 ):
-    labels = {}
-    if label is not None:
-        labels["en"] = {"language": "en", "value": label}
-    for lang, text in (other_labels or {}).items():
-        labels[lang] = {"language": lang, "value": text}
-    descriptions = {"en": {"language": "en", "value": description}} if description else {}
-    aliases_json = {"en": [{"language": "en", "value": a} for a in aliases]} if aliases else {}
-    claims_json: dict[str, list] = {}
+    if enwiki is not None and views is not None:
+        VIEWS[enwiki] = views
+    statements: dict[str, list[str]] = {}
     for n, (pid, value) in enumerate(claims):
-        st = {
-            "mainsnak": snak(pid, value),
-            "type": "statement",
-            "id": statement_id(qid, pid, n),
-            "rank": "normal",
-        }
-        if qualifiers and (pid, value) in qualifiers:
-            qpid, qval = qualifiers[(pid, value)]
-            st["qualifiers"] = {qpid: [snak(qpid, qval)]}
-            st["qualifiers-order"] = [qpid]
-        claims_json.setdefault(pid, []).append(st)
-    sitelinks = {}
-    if enwiki is not None:
-        sitelinks["enwiki"] = {"site": "enwiki", "title": enwiki, "badges": []}
-        if views is not None:
-            VIEWS[enwiki] = views
-    for site, title in (other_sitelinks or {}).items():
-        sitelinks[site] = {"site": site, "title": title, "badges": []}
-    lastrevid = 1_000_000_000 + int(hashlib.md5(qid.encode()).hexdigest()[:6], 16)
-    ENTITIES.append(
-        {
-            "type": "item",
-            "id": qid,
-            "labels": labels,
-            "descriptions": descriptions,
-            "aliases": aliases_json,
-            "claims": claims_json,
-            "sitelinks": sitelinks,
-            "lastrevid": lastrevid,
-        }
+        qualifier = (qualifiers or {}).get((pid, value))
+        statements.setdefault(pid, []).append(statement(qid, n, pid, value, qualifier))
+    entity = formats.item(
+        qid,
+        labels={**({"en": label} if label is not None else {}), **(other_labels or {})},
+        descriptions={"en": description} if description else None,
+        aliases={"en": aliases} if aliases else None,
+        claims=statements,
+        titles={**({"enwiki": enwiki} if enwiki is not None else {}), **(other_sitelinks or {})},
+        lastrevid=1_000_000_000 + int(hashlib.md5(qid.encode()).hexdigest()[:6], 16),
     )
+    ENTITIES.append(msgspec.json.decode(entity))  # decoded: the KILT pages read its texts
 
 
 HUMAN = ("P31", "Q5")
@@ -1465,10 +1409,6 @@ MALFORMED_PAGECOUNTS = [
 ]
 
 
-def underscore(title: str) -> str:
-    return title.replace(" ", "_")
-
-
 def split_access(title: str, total: int) -> list[tuple[str, int]]:
     """Split a title's total over 2 or 3 access methods (deterministically)."""
     if int(hashlib.md5(title.encode()).hexdigest(), 16) % 3 == 0:
@@ -1479,10 +1419,10 @@ def split_access(title: str, total: int) -> list[tuple[str, int]]:
     return [("desktop", desktop), ("mobile-app", total - desktop - web), ("mobile-web", web)]
 
 
-def hourly(count: int) -> str:
-    """Letter-coded per-day counts ("A12B3"); free text to the pipeline."""
+def daily(count: int) -> str:
+    """The month's views spread over its first two days ("A12B3")."""
     first = count // 2
-    return f"A{first}B{count - first}" if first else f"A{count}"
+    return formats.daily_counts([first, count - first] if first else [count])
 
 
 # ---------------------------------------------------------------------------
@@ -2044,24 +1984,17 @@ def entity_by_qid() -> dict[str, dict]:
 
 
 def kilt_line(pageid: int, title: str, qid: str | None, paragraphs: list[str]) -> str:
-    page = {
-        "_id": str(pageid),
-        "wikipedia_id": str(pageid),
-        "wikipedia_title": title,
-        "text": [title + "\n"] + [p + "\n" for p in paragraphs],
-        "anchors": [],
-        "categories": CATEGORIES.get(title, ""),
-    }
+    info = None
     if qid is not None:
         ent = entity_by_qid()[qid]
-        page["wikidata_info"] = {
-            "wikidata_id": qid,
-            "wikidata_label": ent["labels"]["en"]["value"],
-            "description": ent["descriptions"]["en"]["value"],
-            "aliases": {"alias": [a["value"] for a in ent["aliases"].get("en", [])]},
-        }
+        info = formats.kilt_wikidata_info(
+            qid,
+            ent["labels"]["en"]["value"],
+            ent["descriptions"]["en"]["value"],
+            [a["value"] for a in ent["aliases"].get("en", [])],
+        )
     revid = 900_000_000 + pageid % 100_000_000
-    page["history"] = {
+    history = {
         "revid": revid,
         "timestamp": "2019-08-01T00:00:00Z",
         "parentid": revid - 1,
@@ -2071,7 +2004,15 @@ def kilt_line(pageid: int, title: str, qid: str | None, paragraphs: list[str]) -
         + title.replace(" ", "%20")
         + f"&oldid={revid}",
     }
-    return json.dumps(page, ensure_ascii=False)
+    page = formats.kilt_page(
+        pageid,
+        title,
+        paragraphs,
+        history=history,
+        categories=CATEGORIES.get(title, ""),
+        wikidata_info=info,
+    )
+    return formats.kilt_line(page)
 
 
 # ---------------------------------------------------------------------------
@@ -2079,43 +2020,32 @@ def kilt_line(pageid: int, title: str, qid: str | None, paragraphs: list[str]) -
 # ---------------------------------------------------------------------------
 
 
-def property_entity(pid: str) -> dict:
+def property_line(pid: str) -> bytes:
     label, datatype = PROPERTIES[pid]
-    return {
-        "type": "property",
-        "datatype": datatype,
-        "id": pid,
-        "labels": {"en": {"language": "en", "value": label}},
-        "descriptions": {},
-        "aliases": {},
-        "claims": {},
-        "lastrevid": 2_000_000_000 + int(pid[1:]),
-    }
+    entity = formats.property_entity(
+        pid, datatype, {"en": label}, lastrevid=2_000_000_000 + int(pid[1:])
+    )
+    return entity.encode()
 
 
-def wikidata_bytes() -> bytes:
+def wikidata_lines() -> list[bytes]:
+    items = [msgspec.json.encode(entity) for entity in ENTITIES]
     # Properties are interleaved after the first few items, as in the real
     # dump (which is ordered by page id, not by entity type).
-    entities = ENTITIES[:6] + [property_entity(p) for p in PROPERTIES] + ENTITIES[6:]
-    lines = [b"["]
-    for i, ent in enumerate(entities):
-        sep = b"," if i < len(entities) - 1 else b""
-        lines.append(msgspec.json.encode(ent) + sep)
-    lines.append(b"]")
-    return b"\n".join(lines) + b"\n"
+    return items[:6] + [property_line(p) for p in PROPERTIES] + items[6:]
 
 
-def pagecounts_bytes() -> bytes:
-    rows = [("en.z", underscore(t), v) for t, v in VIEWS.items()]
+def pagecounts_lines() -> list[str]:
+    rows = [("en.z", formats.page_title(t), v) for t, v in VIEWS.items()]
     rows += [(proj, title, v) for proj, _, title, v in OTHER_PROJECT_VIEWS]
-    lines = [f"{p} {t} {v}" for p, t, v in sorted(rows)]
+    lines = [formats.pagecounts_line(t, v, p) for p, t, v in sorted(rows)]
     # sprinkle the malformed lines at fixed positions
     for k, bad in enumerate(MALFORMED_PAGECOUNTS):
         lines.insert(7 + 23 * k, bad)
-    return ("\n".join(lines) + "\n").encode("utf-8")
+    return lines
 
 
-def pageviews_bytes() -> bytes:
+def pageviews_lines() -> list[str]:
     page_ids = {title: pid for pid, title, _, _ in PAGES}
     rows = []
     for n, (title, total) in enumerate(VIEWS.items()):
@@ -2123,26 +2053,22 @@ def pageviews_bytes() -> bytes:
         if title == "Marc Behm":
             page_id = "null"  # real files contain a few lines without a page id
         for access, count in split_access(title, total):
-            rows.append(("en.wikipedia", underscore(title), page_id, access, count))
+            rows.append(("en.wikipedia", formats.page_title(title), page_id, access, count))
     for _, domain, title, views in OTHER_PROJECT_VIEWS:
         for access, count in split_access(domain + title, views):
             rows.append((domain, title, "70000001", access, count))
     rows.sort(key=lambda r: (r[0], r[1], r[3]))
-    lines = [f"{d} {t} {pid} {a} {c} {hourly(c)}" for d, t, pid, a, c in rows]
-    return ("\n".join(lines) + "\n").encode("utf-8")
+    return [formats.pageviews_complete_line(t, pid, a, c, daily(c), d) for d, t, pid, a, c in rows]
 
 
-def kilt_bytes() -> bytes:
-    return ("\n".join(kilt_line(*p) for p in PAGES) + "\n").encode("utf-8")
-
-
-def main() -> None:
-    (HERE / "wikidata-sample-all.json.bz2").write_bytes(bz2.compress(wikidata_bytes(), 9))
-    (HERE / "pagecounts-sample-views-ge-5-totals.bz2").write_bytes(
-        bz2.compress(pagecounts_bytes(), 9)
-    )
-    (HERE / "pageviews-sample-user.gz").write_bytes(gzip.compress(pageviews_bytes(), 9, mtime=0))
-    (HERE / "kilt_knowledgesource-sample.json").write_bytes(kilt_bytes())
+def main(folder: Path = HERE) -> None:
+    """Writes the sample's four files into `folder` (next to this script by default)."""
+    wikidata = formats.wikidata_dump(wikidata_lines())
+    formats.write_dump_file(folder / "wikidata-sample-all.json.bz2", wikidata)
+    formats.write_lines(folder / "pagecounts-sample-views-ge-5-totals.bz2", pagecounts_lines())
+    formats.write_lines(folder / "pageviews-sample-user.gz", pageviews_lines())
+    pages = (kilt_line(*page) for page in PAGES)
+    formats.write_lines(folder / "kilt_knowledgesource-sample.json", pages)
 
 
 if __name__ == "__main__":
