@@ -147,22 +147,14 @@ def test_bad_prediction_line_names_file_and_line(bm25_run, tmp_path):
     assert f"{bad}:2: not JSON" in str(exit_.value.code)
 
 
+def compare_args(dataset) -> list[str]:
+    """`namesake amber compare`'s arguments for the bundled sample corpus."""
+    return ["amber", "compare", "--corpus", str(SAMPLE_KILT), "--dataset", str(dataset)]
+
+
 def test_compare_prints_one_row_per_retriever_collection_and_task(sample_build, tmp_path, capsys):
     out, _ = sample_build
-    main(
-        [
-            "amber",
-            "compare",
-            "--corpus",
-            str(SAMPLE_KILT),
-            "--dataset",
-            str(out / "dataset"),
-            "--out",
-            str(tmp_path),
-            "--top-k",
-            "20",
-        ]
-    )
+    main([*compare_args(out / "dataset"), "--out", str(tmp_path), "--top-k", "20"])
     printed = capsys.readouterr().out
     rows = [
         line
@@ -178,12 +170,7 @@ def test_compare_prints_one_row_per_retriever_collection_and_task(sample_build, 
 def test_compare_keeps_its_indexes_in_index_dir_and_reuses_them(sample_build, tmp_path, capsys):
     out, _ = sample_build
     argv = [
-        "amber",
-        "compare",
-        "--corpus",
-        str(SAMPLE_KILT),
-        "--dataset",
-        str(out / "dataset"),
+        *compare_args(out / "dataset"),
         "--retriever",
         "bm25",
         "--collections",

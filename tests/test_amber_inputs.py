@@ -405,23 +405,31 @@ def _assert_output_complete(out: Path):
     assert len(tables["human"]) == len(tables["nonhuman"]) == QUERIES_PER_COLLECTION
 
 
+def _assert_skipped_then_refused(inputs, tmp_path: Path, path: Path, kind: str, line: int):
+    """One bad line of ``path``: the default build skips it, reports it under ``kind`` at
+    ``line`` and still writes every query; ``strict`` stops at it, naming the file and line,
+    and writes nothing. Returns the strict build's error."""
+    report = build(inputs, tmp_path / "out", workers=1)
+    _assert_reported(report, path, kind, line)
+    _assert_output_complete(tmp_path / "out")
+    with pytest.raises(BadInputError) as caught:
+        build(inputs, tmp_path / "strict", workers=1, strict=True)
+    assert str(caught.value).startswith(f"{path}:{line}: "), str(caught.value)
+    assert caught.value.line == line
+    assert not (tmp_path / "strict").exists()
+    return caught.value
+
+
 @pytest.mark.parametrize("case", list(BAD_WIKIDATA_LINES))
 def test_bad_wikidata_line(tmp_path, capsys, case):
     bad, kind = BAD_WIKIDATA_LINES[case]
     inputs, path = _inputs_with_wikidata_line(tmp_path, bad)
 
-    report = build(inputs, tmp_path / "out", workers=1)
-    _assert_reported(report, path, kind, BAD_LINE_NO)
+    error = _assert_skipped_then_refused(inputs, tmp_path, path, kind, BAD_LINE_NO)
+    assert f"{path}:{BAD_LINE_NO}: {kind}" in str(error)
     assert "Skipped 1 bad input line(s)" in capsys.readouterr().err
-    _assert_output_complete(tmp_path / "out")
     card = (tmp_path / "out" / "README.md").read_text(encoding="utf-8")
     assert kind.partition(": ")[0] in card
-
-    with pytest.raises(BadInputError) as caught:
-        build(inputs, tmp_path / "strict", workers=1, strict=True)
-    assert f"{path}:{BAD_LINE_NO}: {kind}" in str(caught.value)
-    assert caught.value.line == BAD_LINE_NO
-    assert not (tmp_path / "strict").exists()
 
 
 def test_truncated_entity_line_cut_before_its_sitelinks_is_reported(tmp_path):
@@ -457,11 +465,9 @@ def test_missing_final_bracket(tmp_path):
     lines = entity_lines()
     inputs["wikidata"].write_bytes(dump_bytes(lines, close=False))
     last_line = len(lines) + 1
-    report = build(inputs, tmp_path / "out", workers=1)
-    _assert_reported(report, inputs["wikidata"], "missing final ']'", last_line)
-    _assert_output_complete(tmp_path / "out")
-    with pytest.raises(BadInputError, match=rf":{last_line}: missing final '\]'"):
-        build(inputs, tmp_path / "strict", workers=1, strict=True)
+    kind = "missing final ']'"
+    error = _assert_skipped_then_refused(inputs, tmp_path, inputs["wikidata"], kind, last_line)
+    assert f":{last_line}: {kind}" in str(error)
 
 
 def test_dump_cut_in_the_middle_of_a_line(tmp_path):
@@ -499,12 +505,8 @@ BAD_KILT_LINES = {
 def test_bad_kilt_line(tmp_path, case):
     bad, kind = BAD_KILT_LINES[case]
     inputs = _kilt_with_line(tmp_path, bad)
-    report = build(inputs, tmp_path / "out", workers=1)
-    _assert_reported(report, inputs["kilt"], kind, 3)
-    _assert_output_complete(tmp_path / "out")
-    with pytest.raises(BadInputError) as caught:
-        build(inputs, tmp_path / "strict", workers=1, strict=True)
-    assert f"{inputs['kilt']}:3: {kind}" in str(caught.value)
+    error = _assert_skipped_then_refused(inputs, tmp_path, inputs["kilt"], kind, 3)
+    assert f"{inputs['kilt']}:3: {kind}" in str(error)
 
 
 @pytest.mark.parametrize("fmt", ["ez", "complete"])
@@ -515,12 +517,8 @@ def test_malformed_pageview_line(tmp_path, fmt):
     lines.insert(3, bad)
     inputs["pageviews"].write_text("\n".join(lines) + "\n", encoding="utf-8")
     kind = "malformed pagecounts-ez line" if fmt == "ez" else "malformed pageviews-complete line"
-    report = build(inputs, tmp_path / "out", workers=1)
-    _assert_reported(report, inputs["pageviews"], kind, 4)
-    _assert_output_complete(tmp_path / "out")
-    with pytest.raises(BadInputError) as caught:
-        build(inputs, tmp_path / "strict", workers=1, strict=True)
-    assert f"{inputs['pageviews']}:4: {kind}" in str(caught.value)
+    error = _assert_skipped_then_refused(inputs, tmp_path, inputs["pageviews"], kind, 4)
+    assert f"{inputs['pageviews']}:4: {kind}" in str(error)
 
 
 def test_invalid_utf8_page_title_is_a_bad_line(tmp_path):
@@ -529,12 +527,7 @@ def test_invalid_utf8_page_title_is_a_bad_line(tmp_path):
     path = inputs["pageviews"]
     line = len(VIEWS) + 1
     path.write_bytes(path.read_bytes() + b"en.z Bad\xff\xfeTitle 12\n")
-    report = build(inputs, tmp_path / "out", workers=1)
-    _assert_reported(report, path, "UTF-8", line)
-    _assert_output_complete(tmp_path / "out")
-    with pytest.raises(BadInputError) as caught:
-        build(inputs, tmp_path / "strict", workers=1, strict=True)
-    assert str(caught.value).startswith(f"{path}:{line}: ")
+    _assert_skipped_then_refused(inputs, tmp_path, path, "UTF-8", line)
 
 
 def _as_in_real_dumps(entity: dict) -> dict:
