@@ -89,10 +89,13 @@ def restart_alone(files, workers: int, work: str) -> dict:
     }
 
 
-def scan(megabytes: int) -> dict:
+def scan(megabytes: int, folder: str) -> dict:
+    """How fast the restart's search for a bz2 stream start runs over ``megabytes`` of random
+    bytes, written to a temporary file in ``folder`` (the --output folder, made if missing)."""
     from namesake.dumps.restart import _STREAM_START
 
-    with tempfile.NamedTemporaryFile(dir=stage1_bench.HERE / "output") as f:
+    Path(folder).mkdir(parents=True, exist_ok=True)
+    with tempfile.NamedTemporaryFile(dir=folder) as f:
         for _ in range(megabytes):
             f.write(os.urandom(1 << 20))
         f.flush()
@@ -114,7 +117,7 @@ def run_measurement(args) -> None:
     elif kind == "restart":
         result = restart_alone(files, args.n, args.work)
     elif kind == "scan":
-        result = scan(args.n)
+        result = scan(args.n, args.output)
     else:
         raise SystemExit(f"unknown measurement {kind}")
     result["rss_self_mb"] = peak_rss_mb()
@@ -124,6 +127,7 @@ def run_measurement(args) -> None:
 
 def measure(args, kind: str, n: int, folder=None, work=None) -> dict:
     command = [sys.executable, __file__, "--measure", kind, "--n", str(n)]
+    command += ["--output", str(args.output)]
     command += ["--data", str(folder)] if folder else []
     command += ["--work", str(work)] if work else []
     env = {**os.environ, "TQDM_DISABLE": "1", "RESTART_EVERY": str(args.restart_every)}
