@@ -53,6 +53,7 @@ from namesake.amber.evaluation.paper import TASK_NAMES
 from namesake.errors import NamesakeError
 from namesake.outputs import atomic_file
 from namesake.papers import NOT_IN_PAPER, paper
+from namesake.retrieval.corpus import chunks
 from namesake.text import token_f1
 
 SETTINGS = ("oracle", "retrieved")
@@ -217,7 +218,7 @@ def window_batches(
             f"tokens a window of --max-length {max_length} holds beside a query"
         )
     pending: list[Window] = []
-    for chunk in _chunks(enumerate(pairs), batch_size):
+    for chunk in chunks(enumerate(pairs), batch_size):
         queries = [_cut(tokenizer, query, query_room) for _, (query, _) in chunk]
         encoded = tokenizer(
             queries,
@@ -243,17 +244,6 @@ def window_batches(
             yield batch, _pad(tokenizer, batch)
     if pending:
         yield pending, _pad(tokenizer, pending)
-
-
-def _chunks(items: Iterable, size: int) -> Iterator[list]:
-    chunk = []
-    for item in items:
-        chunk.append(item)
-        if len(chunk) == size:
-            yield chunk
-            chunk = []
-    if chunk:
-        yield chunk
 
 
 def _cut(tokenizer, text: str, tokens: int) -> str:
