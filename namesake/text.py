@@ -13,6 +13,7 @@ and F1 1.0) and with nothing else (0.0).
 
 from __future__ import annotations
 
+import functools
 import re
 import string
 from collections import Counter
@@ -22,6 +23,9 @@ _ARTICLES = re.compile(r"\b(a|an|the)\b", re.UNICODE)
 _PUNCTUATION = str.maketrans({c: (" " if c == "-" else None) for c in string.punctuation})
 
 
+# A judge normalises the same answers and gold answers over and over (every feature of every
+# pair): each text is normalised once.
+@functools.lru_cache(maxsize=1 << 16)
 def normalize_answer(text: str) -> str:
     """Lower-cases, removes punctuation (a dash becomes a space) and the articles a/an/the,
     squeezes whitespace."""
@@ -38,13 +42,19 @@ def exact_match(prediction: str, reference: str) -> float:
     return float(normalize_answer(prediction) == normalize_answer(reference))
 
 
+def shared_tokens(one: Counter, other: Counter) -> int:
+    """How many tokens two bags share (``sum((one & other).values())``, without building the
+    intersection: the judge's hottest line)."""
+    return sum(min(n, other[token]) for token, n in one.items() if token in other)
+
+
 def token_f1(prediction: str, reference: str) -> float:
     """Token F1 (0-1) of the normalised answers; two token-less answers agree (1.0), one
     token-less answer scores 0.0."""
     pred, gold = get_tokens(prediction), get_tokens(reference)
     if not pred or not gold:
         return float(pred == gold)
-    common = sum((Counter(pred) & Counter(gold)).values())
+    common = shared_tokens(Counter(pred), Counter(gold))
     if common == 0:
         return 0.0
     precision, recall = common / len(pred), common / len(gold)
@@ -56,6 +66,7 @@ def token_f1(prediction: str, reference: str) -> float:
 _SQUAD_PUNCTUATION = str.maketrans("", "", string.punctuation)
 
 
+@functools.lru_cache(maxsize=1 << 16)
 def squad_normalize(text: str) -> str:
     """SQuAD's `normalize_answer` exactly (every punctuation character, the dash included,
     disappears): the normalisation of the lexical baselines on human-judged QA answers."""
@@ -86,7 +97,7 @@ def lexical_evidence(prediction: str, references: list[str]) -> dict[str, float]
         gold_tokens = Counter(gold.split())
         if not gold_tokens:
             continue
-        common = sum((candidate_tokens & gold_tokens).values())
+        common = shared_tokens(candidate_tokens, gold_tokens)
         recall = common / sum(gold_tokens.values())
         precision = common / n_candidate if n_candidate else 0.0
         f1 = 2 * precision * recall / (precision + recall) if common else 0.0

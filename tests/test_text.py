@@ -31,3 +31,19 @@ def test_exact_match_and_token_f1(prediction, reference, em, f1):
     assert exact_match(prediction, reference) == em
     assert token_f1(prediction, reference) == pytest.approx(f1)
     assert token_f1(reference, prediction) == pytest.approx(f1)  # symmetric
+
+
+def test_shared_tokens_is_the_size_of_the_bags_intersection():
+    """`shared_tokens` counts what `Counter.__and__` keeps, repeated tokens included, on bags
+    drawn from a small vocabulary (so that most pairs share something)."""
+    import random
+    from collections import Counter
+
+    from namesake.text import shared_tokens
+
+    rng = random.Random(0)
+    for _ in range(500):
+        one = Counter(rng.choices("abcdef", k=rng.randint(0, 8)))
+        other = Counter(rng.choices("abcdef", k=rng.randint(0, 8)))
+        assert shared_tokens(one, other) == sum((one & other).values())
+        assert shared_tokens(other, one) == shared_tokens(one, other)

@@ -1,6 +1,7 @@
 """The `wes_similarity` evaluate module: known answers, model choice, validation."""
 
 import ast
+import collections
 import json
 import math
 import shutil
@@ -87,6 +88,33 @@ def test_text_metrics_copy_matches_namesake(bare):
                 one, [other, "x"]
             )
         assert bare.squad_normalize(one) == text.squad_normalize(one)
+    bags = [collections.Counter(text.get_tokens(one)) for one in texts]
+    assert [[bare.answer_text.shared_tokens(a, b) for b in bags] for a in bags] == [
+        [text.shared_tokens(a, b) for b in bags] for a in bags
+    ]
+
+
+def test_a_call_reads_each_text_once_and_forgets_the_texts_after(bare, monkeypatch):
+    """The normalisations and canonical tokens are cached for one call (answers and gold
+    answers are read by every feature of every pair) and emptied when it ends, so a call's
+    time and memory do not depend on the calls before it."""
+    caches = bare.answer_text._PER_CALL_CACHES
+    names = {cached.__name__ for cached in caches}
+    assert {"normalize_answer", "squad_normalize", "_canonical_tokens"} <= names
+    seen = []
+
+    def clear_and_record():
+        seen.append({cached.__name__: cached.cache_info() for cached in caches})
+        bare.answer_text.clear_per_call_caches()
+
+    monkeypatch.setattr(bare, "clear_per_call_caches", clear_and_record)
+    predictions = ["It is not in Madrid.", "nineteen ninety-nine", "Curie"]
+    references = [["Madrid", "Madrid, Spain"], ["1999"], ["Marie Curie"]]
+    first = bare.compute_wes_similarity(predictions, references)
+    assert len(seen) == 1
+    assert all(seen[0][name].hits > 0 for name in ("squad_normalize", "_canonical_tokens"))
+    assert all(cached.cache_info().currsize == 0 for cached in caches)
+    assert bare.compute_wes_similarity(predictions, references) == first
 
 
 def test_identical_strings(metric, bare):

@@ -8,7 +8,7 @@ import collections
 import math
 import re
 
-from .answer_text import lexical_evidence, squad_normalize
+from .answer_text import lexical_evidence, per_call_cache, shared_tokens, squad_normalize
 
 # Words that turn a sentence containing the gold answer into a wrong one ("it was not X",
 # "X or Y", "I cannot say").
@@ -343,10 +343,11 @@ def acronym_match(candidate_tokens: list[str], reference_tokens: list[list[str]]
     token ("NYC" for "New York City", "U.S." -> "us" for "United States"), or the gold answer
     is the initials of a several-word answer; else 0.0."""
     held = {t for t in candidate_tokens if len(t) >= 2}
+    initials = [_initials(candidate_tokens)] if len(candidate_tokens) >= 2 else None
     for reference in reference_tokens:
         if len(reference) >= 2 and _initials(reference) in held:
             return 1.0
-        if len(candidate_tokens) >= 2 and reference == [_initials(candidate_tokens)]:
+        if reference == initials:
             return 1.0
     return 0.0
 
@@ -432,6 +433,12 @@ _DIGIT_SEPARATOR = re.compile(r"(?<=\d)[-/.](?=\d)")
 
 
 def canonical_tokens(text: str, version: int = 3) -> list[str]:
+    """`_canonical_tokens` (read once per text and version in a call), as a list of its own."""
+    return list(_canonical_tokens(text, version))
+
+
+@per_call_cache
+def _canonical_tokens(text: str, version: int) -> tuple[str, ...]:
     """SQuAD-normalised tokens with numbers and dates written one way: number words become
     digits ("twenty-five" -> "25", "one hundred" -> "100"), ordinals lose their suffix
     ("20th" -> "20"), month names become their number, leading zeros go, and digits joined
@@ -489,7 +496,7 @@ def canonical_tokens(text: str, version: int = 3) -> list[str]:
             token = token.lstrip("0") or "0"
         out.append(_MONTHS.get(token, token))
     flush()
-    return out
+    return tuple(out)
 
 
 def canonical_evidence(
@@ -498,13 +505,13 @@ def canonical_evidence(
     """(canonical_recall, canonical_match), max over the references: the share of a gold
     answer's canonical tokens (`canonical_tokens`) the answer holds, and 1.0 when both hold
     the same bag of canonical tokens."""
-    held = collections.Counter(canonical_tokens(candidate, version))
+    held = collections.Counter(_canonical_tokens(candidate, version))
     recall = match = 0.0
     for reference in references:
-        gold = collections.Counter(canonical_tokens(reference, version))
+        gold = collections.Counter(_canonical_tokens(reference, version))
         if not gold:
             continue
-        recall = max(recall, sum((held & gold).values()) / sum(gold.values()))
+        recall = max(recall, shared_tokens(held, gold) / sum(gold.values()))
         match = max(match, float(held == gold))
     return recall, match
 
@@ -515,10 +522,11 @@ def _text_features(question: str | None, references: list[str], candidate: str) 
     candidate_tokens = squad_normalize(candidate).split()
     reference_tokens = [squad_normalize(r).split() for r in references]
     precision = 0.0
+    candidate_bag = collections.Counter(candidate_tokens)
     for tokens in reference_tokens:
         if tokens and candidate_tokens:
-            common = collections.Counter(candidate_tokens) & collections.Counter(tokens)
-            precision = max(precision, sum(common.values()) / len(candidate_tokens))
+            common = shared_tokens(candidate_bag, collections.Counter(tokens))
+            precision = max(precision, common / len(candidate_tokens))
     in_question = 0.0  # the share of a gold answer's tokens the question already holds
     if question is not None:
         question_tokens = set(squad_normalize(question).split())
@@ -547,11 +555,11 @@ def _text_features(question: str | None, references: list[str], candidate: str) 
 def number_mismatch(candidate: str, references: list[str]) -> float:
     """Version 4: 1.0 when every gold answer is a number (or date) and the answer gives
     numbers, none of which is a gold answer's: "nine" for "eight", "in 1998" for "1999"."""
-    held = {t for t in canonical_tokens(candidate, 4) if t.isdigit()}
+    held = {t for t in _canonical_tokens(candidate, 4) if t.isdigit()}
     if not held:
         return 0.0
     for reference in references:
-        gold = canonical_tokens(reference, 4)
+        gold = _canonical_tokens(reference, 4)
         numbers = {t for t in gold if t.isdigit()}
         if not numbers or len(numbers) < len(gold) - 1 or held & numbers:
             return 0.0  # a gold answer that is no number, or one the answer gives

@@ -62,6 +62,7 @@ import evaluate
 import numpy as np
 
 from .answer_text import (
+    clear_per_call_caches,
     exact_match,
     get_tokens,
     lexical_evidence,
@@ -300,9 +301,13 @@ def compute_wes_similarity(
     else:
         threshold = _check_threshold(threshold, scorer)
     regime, regime_reason = question_regime(scorer, questions)
-    scores = [float(s) for s in scorer.score(questions, refs, list(predictions), batch_size)]
-    em = [max(exact_match(p, r) for r in ref) for p, ref in zip(predictions, refs, strict=True)]
-    f1 = [max(token_f1(p, r) for r in ref) for p, ref in zip(predictions, refs, strict=True)]
+    try:
+        scores = scorer.score(questions, refs, list(predictions), batch_size)
+        scores = [float(s) for s in scores]
+        em = [max(exact_match(p, r) for r in ref) for p, ref in zip(predictions, refs, strict=True)]
+        f1 = [max(token_f1(p, r) for r in ref) for p, ref in zip(predictions, refs, strict=True)]
+    finally:
+        clear_per_call_caches()
     n = len(scores)
     return {
         "score": float(np.mean(scores)) if n else math.nan,
