@@ -10,9 +10,8 @@ Goal (issue 34): the bootstrap and the paired test on 80,000 queries x 2 systems
   `evaluate` gives every figure of its report;
 - ``difference``: the bootstrap interval of B - A on every figure (1,000 resamples);
 - ``paired test``: the clustered paired randomization test (10,000 sign flips) and Holm;
-- ``ranx fisher``: ranx's per-query Fisher test (1,000 permutations) on the five IR
-  measures, the extra column of `compare-runs` (its numba compilation is cached on disk, so
-  the first run of a fresh install pays it once; reported separately);
+- ``per-query test``: the paired randomization test with every query its own unit (10,000
+  sign flips) on the five IR measures, the extra column of `compare-runs`;
 - ``ir-measures``: for scale, computing the IR measures of one run of 80,000 rankings of 100
   pages with ir-measures (trec_eval's code), which `evaluate` does once per run.
 
@@ -37,6 +36,7 @@ from namesake.amber.evaluation.statistics import (
     difference,
     holm,
     paired_randomization_test,
+    per_query_randomization_test,
 )
 
 
@@ -65,8 +65,6 @@ def main() -> None:
     parser.add_argument("--test-resamples", type=int, default=10_000)
     parser.add_argument("--ir-pages", type=int, default=100, help="ranked pages per query")
     args = parser.parse_args()
-    from ranx.statistical_tests import fisher_randomization_test
-
     rng = np.random.default_rng(0)
     a, b = synthetic(rng, args.queries, args.sets, effect=0.05)
     timings = {}
@@ -86,12 +84,12 @@ def main() -> None:
     timings["paired test + Holm"] = time.perf_counter() - start
     total = sum(timings.values())
 
-    x = np.random.default_rng(1).random(10)
-    fisher_randomization_test(x, x[::-1], 10, ALPHA, 0)  # numba: compile or load the cache
     start = time.perf_counter()
-    for measure in IR_MEASURES:  # as `compare-runs` runs it: IR measures, all queries
-        fisher_randomization_test(a.values[measure] / 100, b.values[measure] / 100, 1000, ALPHA, 0)
-    timings["ranx fisher (per-query column)"] = time.perf_counter() - start
+    per_query_randomization_test(  # as `compare-runs` runs it: IR measures, all queries
+        *({measure: run.values[measure] for measure in IR_MEASURES} for run in (a, b)),
+        resamples=args.test_resamples,
+    )
+    timings["per-query test (IR measures)"] = time.perf_counter() - start
 
     qrels = {f"q{i}": {str(i): 1} for i in range(args.queries)}
     pages = rng.integers(0, 6_000_000, (args.queries, args.ir_pages)).astype(str).tolist()

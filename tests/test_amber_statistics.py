@@ -16,6 +16,7 @@ from namesake.amber.evaluation.statistics import (
     difference,
     holm,
     paired_randomization_test,
+    per_query_randomization_test,
 )
 from namesake.metrics import metric_module
 
@@ -143,6 +144,56 @@ def test_sampled_test_agrees_with_scipy():
     theirs = scipy_p_value(sums_a, sums_b, "accuracy@1", n_resamples=20_000, random_state=4)
     assert 0.001 < theirs < 0.5
     assert ours["accuracy@1"] == pytest.approx(theirs, abs=0.01 + 0.1 * theirs)
+
+
+def scipy_per_query_p_value(a: np.ndarray, b: np.ndarray, **options) -> float:
+    """scipy's paired permutation test of a mean difference: each query's pair swapped."""
+    return scipy.stats.permutation_test(
+        (b, a),
+        lambda x, y, axis: (x - y).mean(axis=axis),
+        permutation_type="samples",
+        vectorized=True,
+        **options,
+    ).pvalue
+
+
+def test_per_query_test_equals_scipy_exactly_on_few_queries_and_within_error_on_many():
+    """Queries as units: every swap pattern of 10 queries enumerated, by us and by scipy, gives
+    the same p-value; on 300 queries the sampled p-values agree within Monte Carlo error."""
+    rng = np.random.default_rng(8)
+    few_a, few_b = rng.random(10), rng.random(10) + 0.3
+    ours = per_query_randomization_test({"ndcg@10": few_a}, {"ndcg@10": few_b})
+    assert ours["ndcg@10"] == pytest.approx(scipy_per_query_p_value(few_a, few_b))
+    many_a = 100.0 * (rng.random(300) < 0.5)
+    many_b = 100.0 * (rng.random(300) < 0.58)
+    ours = per_query_randomization_test(
+        {"recall@20": many_a}, {"recall@20": many_b}, resamples=20_000, seed=1
+    )
+    theirs = scipy_per_query_p_value(many_a, many_b, n_resamples=20_000, rng=2)
+    assert 0.001 < theirs < 0.5
+    assert ours["recall@20"] == pytest.approx(theirs, abs=0.01 + 0.1 * theirs)
+
+
+def test_per_query_test_gives_the_same_p_values_for_the_same_seed():
+    """Seeded: a rerun of a comparison reports the same p-values (ranx's numba test, used
+    before, drew from per-thread generators and did not), and another seed moves them only
+    by Monte Carlo error."""
+    rng = np.random.default_rng(9)
+    a = {name: 100.0 * (rng.random(2_000) < 0.4) for name in IR}
+    b = {name: 100.0 * (rng.random(2_000) < 0.43) for name in IR}
+    first = per_query_randomization_test(a, b, resamples=2_000, seed=0)
+    assert per_query_randomization_test(a, b, resamples=2_000, seed=0) == first
+    other = per_query_randomization_test(a, b, resamples=2_000, seed=1)
+    assert other != first
+    for name in IR:
+        assert other[name] == pytest.approx(first[name], abs=0.03)
+
+
+def test_per_query_test_refuses_runs_on_other_queries():
+    with pytest.raises(ValueError, match="same queries"):
+        per_query_randomization_test({"ndcg@10": np.zeros(3)}, {"ndcg@10": np.zeros(4)})
+    with pytest.raises(ValueError, match="same queries"):
+        per_query_randomization_test({"ndcg@10": np.zeros(3)}, {"mrr@10": np.zeros(3)})
 
 
 def test_simulation_finds_a_true_difference_and_holds_its_level():

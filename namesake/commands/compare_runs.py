@@ -24,7 +24,7 @@ def register(groups) -> None:
         "Compare two runs (TREC runs or KILT JSON lines, told from the content) on one AmbER "
         "config: for every measure, B - A with its 95%% bootstrap interval over AmbER sets, "
         "the p-value of a paired randomization test that flips whole sets, Holm's adjustment "
-        "over all measures, and ranx's per-query Fisher test beside it."
+        "over all measures, and beside the IR measures the same test with queries as units."
     )
     parser.add_argument("run_a", metavar="A", help="the baseline run")
     parser.add_argument("run_b", metavar="B", help="the run compared with it")
@@ -38,8 +38,8 @@ def register(groups) -> None:
         type=positive_int,
         default=10_000,
         metavar="N",
-        help="random sign flips of the sets in the paired test (default: 10000; all of them "
-        "when there are fewer)",
+        help="random sign flips of the sets (and of the queries) in the paired tests "
+        "(default: 10000; all of them when there are fewer)",
     )
     add_seed(parser, "of the resampling (default: 0)")
     add_output(

@@ -5,10 +5,10 @@ measures) is compared between run A and run B on the same queries: B - A with it
 bootstrap interval over AmbER sets, the p-value of a paired randomization test clustered by
 set (`namesake.amber.evaluation.statistics`), and Holm's adjustment over the whole family of
 figures, so that a "significant" verdict holds at 0.05 for the report as a whole. Beside the
-standard IR measures, ranx's Fisher randomization test treats queries as independent, as IR papers
-usually do; where it says "significant" and the clustered test does not, the difference
-rests on queries of a few sets. (It runs on the five IR measures over all queries only: at
-80,000 queries one call takes ~7 s, see ``benchmarks/bench_amber_statistics.py``.)
+standard IR measures, the same randomization test with every query its own unit (Fisher's
+randomization test as IR papers usually run it, queries independent); where it says
+"significant" and the clustered test does not, the difference rests on queries of a few
+sets.
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ from namesake.amber.evaluation.statistics import (
     difference,
     holm,
     paired_randomization_test,
+    per_query_randomization_test,
 )
 from namesake.errors import NamesakeError
 
@@ -74,7 +75,7 @@ class RunComparison:
         a, b = self.names
         lines = [
             f"| Measure | {a} | {b} | Δ ({b} − {a}) [95% CI] | p (sets) | p Holm "
-            "| p ranx (queries) | Verdict |",
+            "| p (queries) | Verdict |",
             "|---|---:|---:|---:|---:|---:|---:|---|",
         ]
         for verdict in self.verdicts:
@@ -151,8 +152,6 @@ def compare_runs(
     Both runs must answer the same queries: each is checked as `namesake evaluate` checks a
     predictions file (queries without a prediction are an error unless ``allow_missing``).
     """
-    from ranx.statistical_tests import fisher_randomization_test
-
     runs = (str(run_a), str(run_b))
     if Path(runs[0]).resolve() == Path(runs[1]).resolve():
         raise NamesakeError(f"{runs[0]} is compared with itself: give two different runs")
@@ -172,11 +171,11 @@ def compare_runs(
     intervals = bootstrap_intervals(difference(*sums), resamples=bootstrap_resamples, seed=seed)
     pvalues = paired_randomization_test(*sums, resamples=test_resamples, seed=seed)
     adjusted = holm(pvalues)
-    per_query = {}
-    for measure in IR_MEASURES:  # ranx's test, as IR papers run it: queries independent
-        control, treatment = (score.values[measure] / 100 for score in scores)
-        p, _ = fisher_randomization_test(control, treatment, 1000, ALPHA, seed)
-        per_query[measure] = float(p)
+    per_query = per_query_randomization_test(  # as IR papers test: queries independent
+        *({measure: score.values[measure] for measure in IR_MEASURES} for score in scores),
+        resamples=test_resamples,
+        seed=seed,
+    )
     verdicts = [
         PairedVerdict(
             measure=name,
