@@ -22,8 +22,9 @@ _PER_CALL_CACHES: list = []
 
 
 def per_call_cache(function):
-    """`function` memoised (it must be pure) until the metric's call ends, 65,536 texts at
-    most (the least recently read go first)."""
+    """`function` memoised (it must be pure), 65,536 texts at most (the least recently read
+    go first): `compute` empties it when it ends; a caller of `Scorer.score` itself
+    (namesake's `wes judge`) keeps what it read, within that bound."""
     cached = functools.lru_cache(maxsize=1 << 16)(function)
     _PER_CALL_CACHES.append(cached)
     return cached
