@@ -18,7 +18,7 @@ from namesake.commands import (
     wes,
 )
 from namesake.commands.arguments import checked_outputs
-from namesake.errors import NamesakeError
+from namesake.errors import NamesakeError, describe_os_error
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -26,8 +26,10 @@ def main(argv: list[str] | None = None) -> None:
     try:
         with checked_outputs(args):
             args.run(args)
-    except (NamesakeError, FileNotFoundError) as exc:
+    except NamesakeError as exc:
         sys.exit(f"namesake: error: {exc}")
+    except OSError as exc:  # a path the system could not read or write: say which, in a line
+        sys.exit(f"namesake: error: {describe_os_error(exc)}")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -16,6 +16,15 @@ class NamesakeError(Exception):
     """An error the command line reports in one line, without a traceback."""
 
 
+def describe_os_error(exc: OSError) -> str:
+    """An error of the system on a path, in one line: 'PATH: Is a directory', 'A -> B:
+    Permission denied', or the error's own words where it names no path."""
+    paths = [str(name) for name in (exc.filename, exc.filename2) if name is not None]
+    if not paths:
+        return str(exc)
+    return f"{' -> '.join(paths)}: {exc.strerror or exc}"
+
+
 class BadInputError(NamesakeError, ValueError):
     """An input file is malformed; names the file and, where known, the line."""
 

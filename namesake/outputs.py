@@ -10,10 +10,13 @@ namesake writes goes through this module.
 - Nothing namesake did not write is deleted, with or without ``--overwrite``: files that
   are not in the marker (a user's note, a work folder) move into the new output, and one
   that the new output would write over is refused, naming it.
-- `check_outputs` runs before any work: an input inside the output, an output that is a
-  file where a folder is asked for (or the other way), a parent that cannot be written, too
-  little free space for what is known to be written. An hour of work is never lost to a
-  check that could have come first.
+- A file output (``--out run.trec``) replaces only a file namesake wrote: its folder's
+  ``.namesake-files.json`` lists the files namesake wrote there, with their size and time;
+  a user's file of that name is refused unless the user asked for it (``--overwrite``).
+- `check_outputs` runs before any work: an output that is an input, lies inside an input
+  folder or holds an input, an output that is a file where a folder is asked for (or the
+  other way), a parent that cannot be written, too little free space for what is known to
+  be written. An hour of work is never lost to a check that could have come first.
 - A full disk while writing is one clear error naming the output; the previous output is
   left as it was, and a later run removes what a killed run left half-written.
 """
@@ -35,6 +38,10 @@ from namesake import __version__
 from namesake.errors import NamesakeError
 
 MARKER = ".namesake-output.json"
+#: beside file outputs (``--out run.trec``): the files namesake wrote in that folder, each
+#: with its size and modification time, so that a rerun replaces its own file and never a
+#: user's file of the same name
+FILES_RECORD = ".namesake-files.json"
 _FULL_DISK = {errno.ENOSPC, errno.EDQUOT, errno.EFBIG}
 
 _overwrite = contextvars.ContextVar("namesake_overwrite", default=False)
@@ -68,15 +75,31 @@ class Output:
     option: str = "--out"
 
 
+@dataclass(frozen=True)
+class Input:
+    """A file or folder a command reads, under its option's name (a positional's metavar)."""
+
+    path: Path
+    option: str = "input"
+
+
 def check_outputs(
-    outputs: Iterable[Output], inputs: Iterable[str | os.PathLike] = (), expected_bytes: int = 0
+    outputs: Iterable[Output],
+    inputs: Iterable[Input | str | os.PathLike] = (),
+    expected_bytes: int = 0,
 ) -> None:
     """Refuses, before any work, outputs that could not be written or would destroy an
     input; creates their missing parent folders (as ``git clone`` does).
 
-    `inputs`: every path the command reads (those that do not exist are ignored);
+    `inputs`: every path the command reads (those that do not exist are ignored): an
+    output may neither be one, nor lie inside an input folder, nor hold one;
     `expected_bytes`: what the command is known to write, checked against free space."""
-    inputs = [Path(path) for path in inputs if path is not None and Path(path).exists()]
+    inputs = [
+        given if isinstance(given, Input) else Input(Path(given))
+        for given in inputs
+        if given is not None
+    ]
+    inputs = [given for given in inputs if given.path.exists()]
     outputs = list(outputs)
     for output in outputs:
         target = output.path.resolve()
@@ -88,24 +111,55 @@ def check_outputs(
                     "writing the one could replace or hide the other; keep them apart"
                 )
         for given in inputs:
-            read = given.resolve()
-            if read == target or target in read.parents:
-                raise OutputRefused(
-                    f"{output.option} {output.path} would hold the input {given}: writing "
-                    f"there could replace or hide it; choose an {output.option} outside "
-                    "the inputs"
-                )
+            refusal = _input_refusal(output, target, given)
+            if refusal:
+                raise OutputRefused(refusal)
         if output.kind in ("folder", "filling"):
             refusal = _folder_refusal(target, output.writer, output.option)
         elif output.kind == "work" and target.exists() and not target.is_dir():
             refusal = f"{target}: is a file; {output.option} names a folder"
-        elif output.kind == "file" and target.is_dir():
-            refusal = f"{target}: is a folder; {output.option} names a file to write"
+        elif output.kind == "file":
+            refusal = _file_refusal(target, output.option)
         else:
             refusal = None
         if refusal:
             raise OutputRefused(refusal)
         _check_parent(target, output.option, expected_bytes)
+
+
+def _input_refusal(output: Output, target: Path, given: Input) -> str | None:
+    """Why writing `output` (resolved: `target`) would destroy the input `given`, or None."""
+    read = given.path.resolve()
+    named = f"{output.option} {output.path}"
+    if read == target:
+        return (
+            f"{named} is the input {given.option} {given.path}: writing it would replace "
+            f"what the command reads; choose another {output.option}"
+        )
+    if read in target.parents:
+        return (
+            f"{named} is inside the input {given.option} {given.path}: writing there would "
+            f"change the folder the command reads; choose an {output.option} outside it"
+        )
+    if target in read.parents:
+        return (
+            f"{named} would hold the input {given.option} {given.path}: writing there could "
+            f"replace or hide it; choose an {output.option} outside the inputs"
+        )
+    return None
+
+
+def _file_refusal(target: Path, option: str) -> str | None:
+    """Why namesake may not write the file output `target`, or None: a folder is there, or a
+    file it did not write (unless ``--overwrite``)."""
+    if target.is_dir():
+        return f"{target}: is a folder; {option} names a file to write"
+    if not target.exists() or _overwrite.get() or written_file(target):
+        return None
+    return (
+        f"{target}: exists and was not written by namesake; choose another {option}, or pass "
+        "--overwrite to replace it"
+    )
 
 
 def _folder_refusal(target: Path, writer: str, option: str = "--out") -> str | None:
@@ -169,6 +223,50 @@ def read_marker(folder: Path) -> dict | None:
     except (OSError, ValueError):
         return None
     return marker if isinstance(marker, dict) else None
+
+
+def written_file(path: Path) -> bool:
+    """Whether namesake wrote the file `path` as it is now: its folder's `FILES_RECORD`
+    lists it with its present size and modification time (a file a user edited, or put in
+    its place, is not namesake's any more)."""
+    entry = _files_record(path.parent).get(path.name)
+    try:
+        found = path.stat()
+    except OSError:
+        return False
+    return isinstance(entry, dict) and [entry.get("size"), entry.get("mtime_ns")] == [
+        found.st_size,
+        found.st_mtime_ns,
+    ]
+
+
+def record_written_file(path: Path, writer: str) -> None:
+    """Adds the file output `path`, as it is now, to its folder's `FILES_RECORD`, so that a
+    rerun may replace it (`written_file`); entries of files that are gone are dropped."""
+    folder = path.parent
+    record = {
+        name: entry
+        for name, entry in _files_record(folder).items()
+        if name != path.name and (folder / name).is_file()
+    }
+    found = path.stat()
+    record[path.name] = {
+        "writer": writer,
+        "namesake_version": __version__,
+        "size": found.st_size,
+        "mtime_ns": found.st_mtime_ns,
+    }
+    with atomic_file(folder / FILES_RECORD, "w") as f:
+        f.write(json.dumps({"files": dict(sorted(record.items()))}, indent=2) + "\n")
+
+
+def _files_record(folder: Path) -> dict:
+    try:
+        record = json.loads((folder / FILES_RECORD).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    files = record.get("files") if isinstance(record, dict) else None
+    return files if isinstance(files, dict) else {}
 
 
 def _write_marker(folder: Path, writer: str, files: Iterable[str]) -> None:

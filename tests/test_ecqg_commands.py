@@ -17,6 +17,7 @@ from tiny_models import save_tiny_bert
 from namesake.cli import build_parser, main
 from namesake.ecqg.passages import read_passages
 from namesake.errors import BadInputError
+from namesake.outputs import FILES_RECORD
 
 ECQG_COMMANDS = [
     "passages",
@@ -247,10 +248,18 @@ def test_generate_failure_mid_write_leaves_no_partial_output(tiny_generator, tmp
     main(argv)
     before = out.read_text()
     assert len(before.splitlines()) == 4
-    assert sorted(os.listdir(out_dir)) == ["questions.jsonl", "questions.jsonl.stats.json"]
+    assert sorted(os.listdir(out_dir)) == [
+        FILES_RECORD,
+        "questions.jsonl",
+        "questions.jsonl.stats.json",
+    ]
     calls["n"] = 0
     monkeypatch.setattr("namesake.ecqg.generation.parse_generation", third_unwritable)
     with pytest.raises(TypeError):
         main(argv)
     assert out.read_text() == before
-    assert sorted(os.listdir(out_dir)) == ["questions.jsonl", "questions.jsonl.stats.json"]
+    assert sorted(os.listdir(out_dir)) == [
+        FILES_RECORD,
+        "questions.jsonl",
+        "questions.jsonl.stats.json",
+    ]

@@ -137,7 +137,7 @@ def test_a_file_output_naming_an_input_or_a_folder_is_refused(tmp_path, built):
         ["retrieve", "--corpus", str(kilt), "--dataset", str(amber)]
         + ["--config", "human_qa", "--retriever", "bm25", "--out", str(kilt)]
     )
-    _refused(done, "would hold the input", str(kilt))
+    _refused(done, "is the input --corpus", str(kilt))
     assert kilt.read_bytes() == SAMPLE_KILT.read_bytes()
 
 

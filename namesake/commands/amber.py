@@ -17,6 +17,7 @@ from namesake.commands.arguments import (
     add_corpus,
     add_dataset_output,
     add_dpr_encoders,
+    add_input,
     add_memory_budget,
     add_metric,
     add_output,
@@ -42,13 +43,14 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     build = commands.add_parser(
         "build", help="rebuild AmbER from Wikidata, page-view and KILT dumps"
     )
-    build.add_argument("--wikidata", required=True, help="Wikidata JSON dump (.json.bz2/.gz/plain)")
-    build.add_argument(
+    add_input(build, "--wikidata", required=True, help="Wikidata JSON dump (.json.bz2/.gz/plain)")
+    add_input(
+        build,
         "--pageviews",
         required=True,
         help="monthly page views: pagecounts-ez totals or pageviews-complete (bz2/gz/plain)",
     )
-    build.add_argument("--kilt", required=True, help="KILT knowledge source (JSON lines)")
+    add_input(build, "--kilt", required=True, help="KILT knowledge source (JSON lines)")
     add_dataset_output(build, "amber build")
     add_collections(build, "build")
     add_workers(build)
@@ -60,8 +62,10 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
         writer="amber build",
     )
     build.add_argument("--strict", action="store_true", help="fail on the first bad input line")
-    build.add_argument(
-        "--reference", help="folder with <collection>/ templates and type lists (default: bundled)"
+    add_input(
+        build,
+        "--reference",
+        help="folder with <collection>/ templates and type lists (default: bundled)",
     )
     add_output(
         build,
@@ -75,7 +79,8 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     imported = commands.add_parser(
         "import", help="convert the AmbER authors' released JSON lines into a Hub dataset folder"
     )
-    imported.add_argument(
+    add_input(
+        imported,
         "--released",
         required=True,
         help="folder of the release: <collection>/amber_set_tuples.jsonl and "
@@ -162,7 +167,8 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
         help="retrievers to run: --retriever bm25 dense, or --retriever bm25 --retriever dense "
         "(default: bm25 dense)",
     )
-    compare.add_argument(
+    add_input(
+        compare,
         "--dense-run",
         nargs="+",
         type=labelled_dense_run,
@@ -182,12 +188,14 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     )
     add_top_k(compare)
     add_metric(compare)
-    compare.add_argument(
+    add_input(
+        compare,
         "--linker",
         metavar="MODEL",
         help="link retriever: a trained linker folder or Hub id (default: the bundled MiniLM)",
     )
-    compare.add_argument(
+    add_input(
+        compare,
         "--splade-model",
         metavar="MODEL",
         help="splade retriever: a SparseEncoder Hub id or folder (default: "
@@ -207,7 +215,8 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
         "`namesake fuse --help` lists them), the fusion reranked too under --rerank; "
         "results.md then compares every system with BM25",
     )
-    compare.add_argument(
+    add_input(
+        compare,
         "--index-dir",
         help="keep the indexes in <index-dir>/bm25|dense|dense-LABEL (reused when present)",
     )
@@ -217,7 +226,8 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
         "read", help="answer AmbER queries with a reader (the paper's Table 7); score them"
     )
     read.add_argument("--task", required=True, choices=["fc", "sf", "qa"], help="which task")
-    read.add_argument(
+    add_input(
+        read,
         "--reader",
         required=True,
         help="Hub id or folder: FEVER classifier (fc), seq2seq generator (sf), extractive QA (qa)",
@@ -226,14 +236,14 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     read.add_argument(
         "--collection", required=True, choices=COLLECTIONS, help="config <collection>_<task>"
     )
-    read.add_argument("--corpus", required=True, help="KILT knowledge source (document texts)")
+    add_input(read, "--corpus", required=True, help="KILT knowledge source (document texts)")
     read.add_argument(
         "--setting",
         required=True,
         choices=["oracle", "retrieved"],
         help="read the gold pages (oracle) or the top retrieved pages of --predictions",
     )
-    read.add_argument("--predictions", help="retrieved: predictions file of `namesake retrieve`")
+    add_input(read, "--predictions", help="retrieved: predictions file of `namesake retrieve`")
     read.add_argument(
         "--top-k", type=positive_int, default=20, help="retrieved: documents read per query (20)"
     )
@@ -262,7 +272,7 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_build_folder(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("dataset", help="a folder written by `namesake amber build`")
+    add_input(parser, "dataset", help="a folder written by `namesake amber build`")
 
 
 def _amber_qrels(args) -> None:

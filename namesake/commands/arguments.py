@@ -21,7 +21,14 @@ from pathlib import Path
 
 from namesake.amber.build.reference import COLLECTIONS
 from namesake.amber.evaluation.retrieve import CANDIDATES
-from namesake.outputs import Output, check_outputs, claimed_folder, overwriting
+from namesake.outputs import (
+    Input,
+    Output,
+    check_outputs,
+    claimed_folder,
+    overwriting,
+    record_written_file,
+)
 
 #: How a command writes an output (`add_output`): a folder replaced whole when the command
 #: succeeds, a folder filled file by file as it runs, a resumable work folder with its own
@@ -78,9 +85,22 @@ def add_collections(parser: argparse.ArgumentParser, verb: str) -> None:
     )
 
 
+def add_input(parser, *flags: str, **kwargs) -> argparse.Action:
+    """Adds an argument naming a file or folder the command reads (a path, or a Hub id that
+    is read when no such path exists): `checked_outputs` refuses an output inside it or
+    replacing it. Only arguments declared here are inputs, so that a value such as
+    ``--config human_qa`` never counts as one because a folder of that name exists.
+    `parser` may be a parser or one of its argument groups."""
+    action = parser.add_argument(*flags, **kwargs)
+    option = max(action.option_strings, key=len, default=action.metavar or action.dest)
+    declared = parser.get_default("inputs") or ()
+    parser.set_defaults(inputs=(*declared, (action.dest, option)))
+    return action
+
+
 def add_amber_dataset(parser: argparse.ArgumentParser) -> None:
     """``--dataset``: the AmbER build a command reads, a folder or a Hub id."""
-    parser.add_argument("--dataset", required=True, help="AmbER folder or Hub id")
+    add_input(parser, "--dataset", required=True, help="AmbER folder or Hub id")
 
 
 def add_amber_config(parser: argparse.ArgumentParser) -> None:
@@ -91,7 +111,7 @@ def add_amber_config(parser: argparse.ArgumentParser) -> None:
 
 def add_corpus(parser: argparse.ArgumentParser) -> None:
     """``--corpus``: the KILT knowledge source a command reads, required."""
-    parser.add_argument("--corpus", required=True, help="KILT knowledge source (JSON lines)")
+    add_input(parser, "--corpus", required=True, help="KILT knowledge source (JSON lines)")
 
 
 def add_top_k(parser: argparse.ArgumentParser) -> None:
@@ -103,7 +123,7 @@ def add_top_k(parser: argparse.ArgumentParser) -> None:
 
 def add_metric(parser: argparse.ArgumentParser) -> None:
     """``--metric``: the entity_confusion module that scores AmbER."""
-    parser.add_argument("--metric", help="entity_confusion module folder (default: metrics/)")
+    add_input(parser, "--metric", help="entity_confusion module folder (default: metrics/)")
 
 
 def add_workers(parser: argparse.ArgumentParser) -> None:
@@ -172,7 +192,8 @@ def add_candidates(parser: argparse.ArgumentParser) -> None:
 
 def add_rerank(parser: argparse.ArgumentParser) -> None:
     # literal defaults keep `namesake --help` from importing onnxruntime; a test checks them
-    parser.add_argument(
+    add_input(
+        parser,
         "--rerank",
         nargs="?",
         const="bundled",
@@ -223,13 +244,15 @@ def add_scoring(parser: argparse.ArgumentParser) -> None:
 
 def add_dpr_encoders(parser: argparse.ArgumentParser) -> None:
     # Literal defaults keep `namesake --help` from importing torch; tests check them.
-    parser.add_argument(
+    add_input(
+        parser,
         "--dpr-question-encoder",
         metavar="MODEL",
         help="dpr: DPRQuestionEncoder Hub id or folder "
         "(default: facebook/dpr-question_encoder-multiset-base)",
     )
-    parser.add_argument(
+    add_input(
+        parser,
         "--dpr-context-encoder",
         metavar="MODEL",
         help="dpr: DPRContextEncoder Hub id or folder "
@@ -291,13 +314,14 @@ def add_output(
     parser.set_defaults(outputs=(*declared, (action.dest, option, kind, writer)))
     if expected_bytes is not None:
         parser.set_defaults(expected_bytes=expected_bytes)
-    if kind in ("folder", "filling") and parser.get_default("overwrite") is None:
+    if kind != "work" and parser.get_default("overwrite") is None:
         parser.add_argument(
             "--overwrite",
             action="store_true",
             default=False,
-            help="write into an output folder that this command did not write; the files "
-            "namesake did not write there are kept (a file it would write over is refused)",
+            help="write into an output folder, or over an output file, that namesake did not "
+            "write; in a folder, the files namesake did not write are kept (a file it would "
+            "write over is refused)",
         )
 
 
@@ -310,19 +334,11 @@ def add_dataset_output(parser: argparse.ArgumentParser, writer: str) -> None:
 
 @contextlib.contextmanager
 def checked_outputs(args: argparse.Namespace) -> Iterator[None]:
-    """Checks the command's declared outputs against its inputs (every other argument that
-    names an existing path), its disk and what is already there, before any work; then runs
-    the block with ``--overwrite`` in force, and folders that fill up as the command runs
-    claimed and marked."""
+    """Checks the command's declared outputs against its declared inputs (`add_input`), its
+    disk and what is already there, before any work; then runs the block with
+    ``--overwrite`` in force, and folders that fill up as the command runs claimed and
+    marked. File outputs the command wrote are recorded as namesake's once it succeeds."""
     declared = [entry for entry in getattr(args, "outputs", ()) if getattr(args, entry[0])]
-    outputs = {dest for dest, *_ in declared}
-    inputs = [
-        value
-        for name, given in vars(args).items()
-        if name not in outputs
-        for value in (given if isinstance(given, (list, tuple)) else [given])
-        if isinstance(value, str) and value
-    ]
     estimate = getattr(args, "expected_bytes", None)
     with overwriting(bool(getattr(args, "overwrite", False))), contextlib.ExitStack() as stack:
         check_outputs(
@@ -330,10 +346,32 @@ def checked_outputs(args: argparse.Namespace) -> Iterator[None]:
                 Output(Path(getattr(args, dest)), kind, writer, option)
                 for dest, option, kind, writer in declared
             ],
-            inputs=inputs,
+            inputs=declared_inputs(args),
             expected_bytes=estimate(args) if estimate else 0,
         )
         for dest, _, kind, writer in declared:
             if kind == "filling":
                 stack.enter_context(claimed_folder(getattr(args, dest), writer=writer))
         yield
+    command = " ".join(filter(None, (getattr(args, "group", None), getattr(args, "command", None))))
+    for dest, _, kind, _ in declared:
+        written = Path(getattr(args, dest))
+        if kind == "file" and written.is_file():
+            record_written_file(written, command)
+
+
+def declared_inputs(args: argparse.Namespace) -> list[Input]:
+    """The paths the command's `add_input` arguments name, each under its option."""
+    return [
+        Input(Path(value), option)
+        for dest, option in getattr(args, "inputs", ())
+        for value in _values(getattr(args, dest, None))
+    ]
+
+
+def _values(given) -> list[str]:
+    """The paths an input argument holds: its value, each of a list, and of a ``LABEL=SPEC``
+    pair (`labelled_dense_run`) the SPEC."""
+    values = given if isinstance(given, list) else [given]
+    values = [value[-1] if isinstance(value, tuple) else value for value in values]
+    return [str(value) for value in values if isinstance(value, (str, os.PathLike)) and value]

@@ -8,6 +8,7 @@ import json
 
 from namesake.commands.arguments import (
     add_amber_config,
+    add_input,
     add_output,
     add_scoring,
     add_seed,
@@ -26,8 +27,8 @@ def register(groups) -> None:
         "the p-value of a paired randomization test that flips whole sets, Holm's adjustment "
         "over all measures, and beside the IR measures the same test with queries as units."
     )
-    parser.add_argument("run_a", metavar="A", help="the baseline run")
-    parser.add_argument("run_b", metavar="B", help="the run compared with it")
+    add_input(parser, "run_a", metavar="A", help="the baseline run")
+    add_input(parser, "run_b", metavar="B", help="the run compared with it")
     add_amber_config(parser)
     parser.add_argument(
         "--names", nargs=2, metavar=("NAME_A", "NAME_B"), help="labels (default: file stems)"

@@ -11,6 +11,7 @@ from namesake.commands.arguments import (
     add_batch_size,
     add_device,
     add_dpr_encoders,
+    add_input,
     add_output,
     add_seed,
     fraction,
@@ -32,8 +33,8 @@ def _add_ecqg(parser: argparse.ArgumentParser) -> None:
         "passages", help="100-word passages (title kept) from a KILT file or a Wikipedia dump"
     )
     source = passages.add_mutually_exclusive_group(required=True)
-    source.add_argument("--kilt", help="KILT knowledge source (JSON lines)")
-    source.add_argument("--wikipedia", help="pages-articles XML dump (bz2 or plain)")
+    add_input(source, "--kilt", help="KILT knowledge source (JSON lines)")
+    add_input(source, "--wikipedia", help="pages-articles XML dump (bz2 or plain)")
     _add_parquet_out(passages)
     passages.set_defaults(run=_ecqg_passages)
 
@@ -44,7 +45,7 @@ def _add_ecqg(parser: argparse.ArgumentParser) -> None:
         "(least attended first) and write them to Parquet.",
     )
     _add_passages(rank)
-    rank.add_argument("--model", required=True, help="passage encoder: Hub id or local path")
+    add_input(rank, "--model", required=True, help="passage encoder: Hub id or local path")
     _add_parquet_out(rank)
     _add_max_passages(rank)
     rank.add_argument(
@@ -61,7 +62,8 @@ def _add_ecqg(parser: argparse.ArgumentParser) -> None:
         description="CLS attention statistics of passage encoders, side by side.",
     )
     _add_passages(report)
-    report.add_argument(
+    add_input(
+        report,
         "--models",
         nargs="+",
         required=True,
@@ -89,7 +91,7 @@ def _add_ecqg(parser: argparse.ArgumentParser) -> None:
     warm = commands.add_parser(
         "warm-start", help="a BERT2BERT question generator warm-started from an encoder"
     )
-    warm.add_argument("--encoder", help="BERT-style encoder path or Hub id (default: bundled)")
+    add_input(warm, "--encoder", help="BERT-style encoder path or Hub id (default: bundled)")
     add_output(
         warm,
         "--out",
@@ -108,7 +110,7 @@ def _add_ecqg(parser: argparse.ArgumentParser) -> None:
 
 
 def _add_passages(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--passages", required=True, help="passages Parquet (`ecqg passages`)")
+    add_input(parser, "--passages", required=True, help="passages Parquet (`ecqg passages`)")
 
 
 def _add_parquet_out(parser: argparse.ArgumentParser) -> None:
@@ -147,12 +149,13 @@ def _add_ecqg_generate(commands) -> None:
         "lines {passage_id, entity, question, answer, raw} and a statistics file.",
     )
     _add_passages(generate)
-    generate.add_argument(
+    add_input(
+        generate,
         "--ranked-entities",
         help="ranked entities Parquet (`ecqg rank-entities`); needed unless --unconditioned",
     )
-    generate.add_argument(
-        "--model", required=True, help="trained generator: folder or Hub id (seq2seq)"
+    add_input(
+        generate, "--model", required=True, help="trained generator: folder or Hub id (seq2seq)"
     )
     add_output(
         generate,
@@ -167,7 +170,8 @@ def _add_ecqg_generate(commands) -> None:
         "statistics JSON (default: <out>.stats.json)",
         kind="file",
     )
-    generate.add_argument(
+    add_input(
+        generate,
         "--unconditioned",
         action="store_true",
         help="one input per passage, without an entity (the unconditioned generator)",
@@ -223,15 +227,17 @@ def _add_ecqg_build_synthetic_set(commands) -> None:
         "in DPR's training format.",
     )
     _add_passages(build)
-    build.add_argument(
-        "--conditioned", required=True, help="entity-conditioned questions (`ecqg generate`)"
+    add_input(
+        build, "--conditioned", required=True, help="entity-conditioned questions (`ecqg generate`)"
     )
-    build.add_argument(
+    add_input(
+        build,
         "--unconditioned",
         required=True,
         help="unconditioned questions (`ecqg generate --unconditioned`)",
     )
-    build.add_argument(
+    add_input(
+        build,
         "--qa-model",
         help="AutoModelForQuestionAnswering id or path for the answer filter "
         "(default: the substring check)",
@@ -267,7 +273,8 @@ def _add_ecqg_build_synthetic_set(commands) -> None:
         default="dense",
         help="baseline retriever of the hardness filter and the hard negatives (default: dense)",
     )
-    build.add_argument(
+    add_input(
+        build,
         "--hardness-model",
         metavar="SPEC",
         help="dense baseline: a training/train_dpr.py output folder (its st_* encoders) or a "
@@ -317,16 +324,22 @@ def _add_ecqg_evaluate_dpr(commands) -> None:
         "the same questions and passages, optionally on Lewis et al.'s overlap subsets.",
     )
     models = evaluate.add_mutually_exclusive_group()
-    models.add_argument("--model-dir", help="a training/train_dpr.py output folder (both encoders)")
-    models.add_argument("--model", help="passage encoder: a sentence-transformers folder or Hub id")
-    evaluate.add_argument(
-        "--query-model", help="with --model: the question encoder (default: --model)"
+    add_input(models, "--model-dir", help="a training/train_dpr.py output folder (both encoders)")
+    add_input(models, "--model", help="passage encoder: a sentence-transformers folder or Hub id")
+    add_input(
+        evaluate, "--query-model", help="with --model: the question encoder (default: --model)"
     )
-    evaluate.add_argument(
-        "--passages", required=True, help="passages Parquet (`ecqg passages`) or KILT JSON lines"
+    add_input(
+        evaluate,
+        "--passages",
+        required=True,
+        help="passages Parquet (`ecqg passages`) or KILT JSON lines",
     )
-    evaluate.add_argument(
-        "--test-file", required=True, help="DPR test file: question<TAB>[answers] CSV/TSV or JSON"
+    add_input(
+        evaluate,
+        "--test-file",
+        required=True,
+        help="DPR test file: question<TAB>[answers] CSV/TSV or JSON",
     )
     evaluate.add_argument(
         "--cutoffs",
@@ -343,7 +356,8 @@ def _add_ecqg_evaluate_dpr(commands) -> None:
         "declares; dot, as trained, for namesake's DPR exports)",
     )
     add_batch_size(evaluate, 64, "encoding batch size (default: 64)")
-    evaluate.add_argument(
+    add_input(
+        evaluate,
         "--run",
         dest="runs",  # args.run is the command's handler
         nargs="+",
@@ -357,7 +371,8 @@ def _add_ecqg_evaluate_dpr(commands) -> None:
         "--tfidf", action="store_true", help="add DrQA's TF-IDF over the same passages"
     )
     add_dpr_encoders(evaluate)
-    evaluate.add_argument(
+    add_input(
+        evaluate,
         "--overlap-annotations",
         help="Lewis et al. (2021) annotations (QA-Overlap's <dataset>-annotations.jsonl, ids = "
         "0-based lines of --test-file): adds each encoder's accuracy on every subset",
@@ -387,7 +402,7 @@ def _add_ecqg_split_gold(commands) -> None:
         "positives on both sides are dropped and counted. No held-out question's passage is a "
         "positive of a training question.",
     )
-    split.add_argument("--input", required=True, help="DPR-format JSON list of training items")
+    add_input(split, "--input", required=True, help="DPR-format JSON list of training items")
     add_output(
         split,
         "--train-out",

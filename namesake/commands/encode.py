@@ -9,6 +9,7 @@ from namesake.commands.arguments import (
     add_batch_size,
     add_corpus,
     add_device,
+    add_input,
     add_output,
     add_similarity,
     non_negative_int,
@@ -41,8 +42,9 @@ def _add_encode(parser: argparse.ArgumentParser) -> None:
         required=True,
     )
     models = parser.add_mutually_exclusive_group()
-    models.add_argument("--model", help="sentence-transformers passage model (default: MiniLM)")
-    models.add_argument(
+    add_input(models, "--model", help="sentence-transformers passage model (default: MiniLM)")
+    add_input(
+        models,
         "--dpr-context-encoder",
         metavar="MODEL",
         help="or a DPRContextEncoder Hub id or folder (then index with --dpr-question-encoder)",

@@ -8,6 +8,7 @@ import argparse
 from namesake.amber.evaluation.retrieve import RETRIEVER_KINDS
 from namesake.commands.arguments import (
     add_amber_config,
+    add_input,
     add_output,
     add_scoring,
 )
@@ -19,7 +20,8 @@ def register(groups) -> None:
 
 def _add_evaluate(parser: argparse.ArgumentParser) -> None:
     add_amber_config(parser)
-    parser.add_argument(
+    add_input(
+        parser,
         "--predictions",
         required=True,
         help="predictions file: KILT JSON lines or a TREC run (told from the content)",

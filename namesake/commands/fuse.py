@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from namesake.commands.arguments import add_output, positive_int
+from namesake.commands.arguments import add_input, add_output, positive_int
 
 
 def register(groups) -> None:
@@ -16,7 +16,7 @@ def register(groups) -> None:
         "Fuse runs (TREC runs or KILT JSON lines, told from the content) that answer the same "
         "queries, through ranx: reciprocal rank fusion by default."
     )
-    parser.add_argument("runs", nargs="+", metavar="RUN", help="two runs or more")
+    add_input(parser, "runs", nargs="+", metavar="RUN", help="two runs or more")
     parser.add_argument(
         "--method", choices=list(METHODS), default="rrf", help="fusion method (default: rrf)"
     )

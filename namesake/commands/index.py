@@ -7,6 +7,7 @@ import argparse
 from pathlib import Path
 
 from namesake.commands.arguments import (
+    add_input,
     add_output,
     add_similarity,
     non_negative_int,
@@ -19,7 +20,7 @@ def register(groups) -> None:
 
 
 def _add_index(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--embeddings", required=True, help="folder `namesake encode` wrote")
+    add_input(parser, "--embeddings", required=True, help="folder `namesake encode` wrote")
     parser.add_argument(
         "--index-type",
         required=True,
@@ -53,8 +54,9 @@ def _add_index(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--nprobe", type=positive_int, help="ivf/ivfpq lists searched")
     parser.add_argument("--ef-search", type=positive_int, help="hnsw search depth")
     questions = parser.add_mutually_exclusive_group()
-    questions.add_argument("--query-model", help="DPR-style: separate question encoder")
-    questions.add_argument(
+    add_input(questions, "--query-model", help="DPR-style: separate question encoder")
+    add_input(
+        questions,
         "--dpr-question-encoder",
         metavar="MODEL",
         help="DPRQuestionEncoder Hub id or folder, for a --dpr-context-encoder encoding",

