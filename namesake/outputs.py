@@ -23,6 +23,7 @@ namesake writes goes through this module.
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import contextvars
 import errno
@@ -81,6 +82,37 @@ class Input:
 
     path: Path
     option: str = "input"
+
+
+def add_input(parser: argparse.ArgumentParser, *flags: str, **kwargs) -> argparse.Action:
+    """Adds an argument naming a file or folder the command reads (a path, or a Hub id that
+    is read when no such path exists): the outputs are checked against it before the work
+    (`check_outputs`, with `declared_inputs`), so that none lies inside it or replaces it.
+    Only arguments declared here are inputs, so that a value such as ``--config human_qa``
+    never counts as one because a folder of that name exists.
+    `parser` may be a parser or one of its argument groups."""
+    action = parser.add_argument(*flags, **kwargs)
+    option = max(action.option_strings, key=len, default=action.metavar or action.dest)
+    declared = parser.get_default("inputs") or ()
+    parser.set_defaults(inputs=(*declared, (action.dest, option)))
+    return action
+
+
+def declared_inputs(args: argparse.Namespace) -> list[Input]:
+    """The paths the command's `add_input` arguments name, each under its option."""
+    return [
+        Input(Path(value), option)
+        for dest, option in getattr(args, "inputs", ())
+        for value in _values(getattr(args, dest, None))
+    ]
+
+
+def _values(given) -> list[str]:
+    """The paths an input argument holds: its value, each of a list, and of a ``LABEL=SPEC``
+    pair (``amber compare --dense-run``) the SPEC."""
+    values = given if isinstance(given, list) else [given]
+    values = [value[-1] if isinstance(value, tuple) else value for value in values]
+    return [str(value) for value in values if isinstance(value, (str, os.PathLike)) and value]
 
 
 def check_outputs(

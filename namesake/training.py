@@ -47,7 +47,15 @@ from collections.abc import Callable
 from pathlib import Path
 
 from namesake.hub import push_folder
-from namesake.outputs import Output, OutputRefused, atomic_directory, check_outputs, overwriting
+from namesake.outputs import (
+    Output,
+    OutputRefused,
+    add_input,
+    atomic_directory,
+    check_outputs,
+    declared_inputs,
+    overwriting,
+)
 
 #: The file beside ``accelerator.save_state``'s files that makes a folder a checkpoint.
 STATE_FILE = "training_state.json"
@@ -95,7 +103,7 @@ def add_training_arguments(
         warmup_help += f" (default: {warmup_share * 100:g}%% of the training steps)"
     parser.set_defaults(warmup_share=warmup_share)
     add = parser.add_argument
-    add("--model_name_or_path", default=model_default, help=model_help)
+    add_input(parser, "--model_name_or_path", default=model_default, help=model_help)
     add("--output_dir", required=True, help="folder of the trained model (replaced atomically)")
     add(
         "--overwrite_output_dir",
@@ -103,7 +111,7 @@ def add_training_arguments(
         help="write into an --output_dir that this script did not write (files it did not "
         "write are kept)",
     )
-    add("--validation_file", default=None, help=validation_help)
+    add_input(parser, "--validation_file", default=None, help=validation_help)
     add(
         "--per_device_train_batch_size",
         type=int,
@@ -171,7 +179,8 @@ def add_training_arguments(
         default=None,
         help="where the step_N checkpoints go (default: OUTPUT_DIR-checkpoints)",
     )
-    add(
+    add_input(
+        parser,
         "--resume_from_checkpoint",
         default=None,
         help="a step_N checkpoint folder, or 'latest' (the last one in --checkpoint_dir; "
@@ -252,11 +261,9 @@ def check_training_arguments(parser: argparse.ArgumentParser, args, *positive: s
     # The script that called: its file names the writer in --output_dir's marker.
     args.output_writer = f"training/{Path(sys._getframe(1).f_globals['__file__']).name}"
     output = Output(Path(args.output_dir), "folder", args.output_writer, "--output_dir")
-    outputs = {"output_dir", "checkpoint_dir", "output_writer"}
-    given = [v for k, v in vars(args).items() if isinstance(v, str) and k not in outputs]
     try:
         with overwriting(args.overwrite_output_dir):
-            check_outputs([output], inputs=given)
+            check_outputs([output], inputs=declared_inputs(args))
     except OutputRefused as exc:
         parser.error(str(exc))
 

@@ -220,3 +220,25 @@ class _Args:
 
     def __init__(self, run):
         self.run = run
+
+
+def test_a_training_scripts_inputs_are_its_declared_ones(tmp_path, monkeypatch, capsys):
+    """--output_dir inside the --dataset folder is refused; a --report_to that names a
+    folder of the working directory is a tracker's name, not an input."""
+    from conftest import load_script
+
+    script = load_script("train_wes_cross_encoder")
+    dataset = tmp_path / "wes"
+    dataset.mkdir()
+    with pytest.raises(SystemExit):
+        script.parse_args(["--dataset", str(dataset), "--output_dir", str(dataset / "model")])
+    assert "is inside the input --dataset" in capsys.readouterr().err
+    assert list(dataset.iterdir()) == []
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "tensorboard").mkdir()
+    args = script.parse_args(
+        ["--dataset", str(dataset), "--output_dir", "tensorboard/model"]
+        + ["--with_tracking", "--report_to", "tensorboard"]
+    )
+    assert args.report_to == "tensorboard"

@@ -81,7 +81,7 @@ from namesake.ecqg.dpr.modeling import (
     gather_with_grad,
 )
 from namesake.ecqg.dpr.not_trained import write_not_trained
-from namesake.outputs import atomic_directory, overwriting
+from namesake.outputs import add_input, atomic_directory, overwriting
 
 CARD_TEMPLATE = Path(__file__).resolve().parent.parent / "model_cards" / "dpr.md"
 logger = training.setup_logging(__name__)
@@ -100,7 +100,8 @@ def parse_args(argv=None):
         learning_rate=1e-5,
         num_warmup_steps=100,
     )
-    parser.add_argument(
+    add_input(
+        parser,
         "--train_file",
         required=True,
         nargs="+",
@@ -113,7 +114,8 @@ def parse_args(argv=None):
         help="a --train_file without a usable item: stop with an error (default), or "
         "'explain': write OUTPUT_DIR/not_trained.json with the reason and exit 0 untrained",
     )
-    parser.add_argument(
+    add_input(
+        parser,
         "--validation_passages",
         help="passages Parquet or KILT knowledge source that --validation_file's questions "
         "rank (default: the validation items' own passages); the card then reports that "
@@ -125,12 +127,14 @@ def parse_args(argv=None):
         help="what --validation_file is, as the model card's model-index names its split "
         "(default: validation; 'held-out passages' for a `namesake ecqg split-gold` file)",
     )
-    parser.add_argument(
+    add_input(
+        parser,
         "--question_model",
         default=None,
         help="start of the question encoder, instead of --model_name_or_path",
     )
-    parser.add_argument(
+    add_input(
+        parser,
         "--passage_model",
         default=None,
         help="start of the passage encoder, instead of --model_name_or_path",

@@ -79,6 +79,7 @@ from namesake.linking.inputs import (
 )
 from namesake.linking.same_name import SameNameIndex, name_key
 from namesake.linking.wiki_mentions import read_link_data, split_by_source
+from namesake.outputs import add_input
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_WIKIPEDIA = ROOT / "tests" / "data" / "enwiki-sample-pages-articles.xml.bz2"
@@ -91,7 +92,8 @@ logger = training.setup_logging(__name__)
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description="Train a BLINK-style entity linker.")
-    parser.add_argument(
+    add_input(
+        parser,
         "--wikipedia",
         default=str(DEFAULT_WIKIPEDIA),
         help="pages-articles XML dump (bz2 or plain; default: the bundled excerpt)",

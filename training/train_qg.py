@@ -50,6 +50,7 @@ from transformers import AutoModelForSeq2SeqLM, AutoTokenizer
 from namesake import training
 from namesake.ecqg.dpr.data import DPRFileError, read_dpr_file
 from namesake.ecqg.generation import training_examples
+from namesake.outputs import add_input
 
 CARD_TEMPLATE = Path(__file__).resolve().parent.parent / "model_cards" / "question_generator.md"
 DEFAULT_MODEL = "facebook/bart-base"
@@ -59,7 +60,7 @@ logger = training.setup_logging(__name__)
 
 def parse_args(argv=None):
     parser = argparse.ArgumentParser(description="Train a (entity-conditioned) question generator.")
-    parser.add_argument("--train_file", required=True, help="DPR-format training file")
+    add_input(parser, "--train_file", required=True, help="DPR-format training file")
     parser.add_argument(
         "--validation_split_name",
         default="validation",
@@ -93,8 +94,8 @@ def parse_args(argv=None):
         action="store_false",
         help="source 'passage: <p>'",
     )
-    parser.add_argument(
-        "--spacy_model", default=DEFAULT_SPACY, help="spaCy pipeline for the noun chunks"
+    add_input(
+        parser, "--spacy_model", default=DEFAULT_SPACY, help="spaCy pipeline for the noun chunks"
     )
     parser.add_argument(
         "--max_source_length", type=int, default=1024, help="source tokens kept (truncation)"

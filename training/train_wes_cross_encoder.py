@@ -57,6 +57,7 @@ from transformers import AutoModelForSequenceClassification, AutoTokenizer
 
 from namesake import training
 from namesake.bundled_models import MINILM_HUB_ID, minilm_path
+from namesake.outputs import add_input
 from namesake.wes.scoring import scorer_training
 from namesake.wes.scoring.answer_scorer import write_scorer_config
 from namesake.wes.scoring.thresholds import (  # one definition, shared with `namesake wes judge`
@@ -82,7 +83,8 @@ def parse_args(argv=None):
         learning_rate=5e-5,
         **training.ENCODER_FINE_TUNING_DEFAULTS,
     )
-    parser.add_argument(
+    add_input(
+        parser,
         "--bi_encoder",
         default=None,
         help="sentence-transformers model of the cosine baseline (default: bundled MiniLM)",

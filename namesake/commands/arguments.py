@@ -22,10 +22,11 @@ from pathlib import Path
 from namesake.amber.build.reference import COLLECTIONS
 from namesake.amber.evaluation.retrieve import CANDIDATES
 from namesake.outputs import (
-    Input,
     Output,
+    add_input,
     check_outputs,
     claimed_folder,
+    declared_inputs,
     overwriting,
     record_written_file,
 )
@@ -83,19 +84,6 @@ def add_collections(parser: argparse.ArgumentParser, verb: str) -> None:
         default=list(COLLECTIONS),
         help=f"collections to {verb} (default: {' '.join(COLLECTIONS)})",
     )
-
-
-def add_input(parser, *flags: str, **kwargs) -> argparse.Action:
-    """Adds an argument naming a file or folder the command reads (a path, or a Hub id that
-    is read when no such path exists): `checked_outputs` refuses an output inside it or
-    replacing it. Only arguments declared here are inputs, so that a value such as
-    ``--config human_qa`` never counts as one because a folder of that name exists.
-    `parser` may be a parser or one of its argument groups."""
-    action = parser.add_argument(*flags, **kwargs)
-    option = max(action.option_strings, key=len, default=action.metavar or action.dest)
-    declared = parser.get_default("inputs") or ()
-    parser.set_defaults(inputs=(*declared, (action.dest, option)))
-    return action
 
 
 def add_amber_dataset(parser: argparse.ArgumentParser) -> None:
@@ -358,20 +346,3 @@ def checked_outputs(args: argparse.Namespace) -> Iterator[None]:
         written = Path(getattr(args, dest))
         if kind == "file" and written.is_file():
             record_written_file(written, command)
-
-
-def declared_inputs(args: argparse.Namespace) -> list[Input]:
-    """The paths the command's `add_input` arguments name, each under its option."""
-    return [
-        Input(Path(value), option)
-        for dest, option in getattr(args, "inputs", ())
-        for value in _values(getattr(args, dest, None))
-    ]
-
-
-def _values(given) -> list[str]:
-    """The paths an input argument holds: its value, each of a list, and of a ``LABEL=SPEC``
-    pair (`labelled_dense_run`) the SPEC."""
-    values = given if isinstance(given, list) else [given]
-    values = [value[-1] if isinstance(value, tuple) else value for value in values]
-    return [str(value) for value in values if isinstance(value, (str, os.PathLike)) and value]

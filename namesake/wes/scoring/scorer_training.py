@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from namesake import training
+from namesake.outputs import add_input
 from namesake.text import exact_match, token_f1
 from namesake.wes.scoring.thresholds import binary_metrics
 
@@ -42,7 +43,7 @@ BASELINE_THRESHOLDS = {"exact_match": "normalised strings equal", "token_f1": TO
 def add_pair_data_arguments(parser: argparse.ArgumentParser, config_help: str) -> None:
     """The options :func:`load_pair_splits` reads, beside the shared ones
     (``--validation_file`` comes from :func:`namesake.training.add_training_arguments`)."""
-    parser.add_argument("--dataset", required=True, help="WES dataset folder or Hub id")
+    add_input(parser, "--dataset", required=True, help="WES dataset folder or Hub id")
     parser.add_argument("--config", default="2018thresh5pairs", help=config_help)
     parser.add_argument(
         "--max_train_samples", type=int, default=None, help="train on the first N pairs only"
