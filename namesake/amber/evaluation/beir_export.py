@@ -25,7 +25,9 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from namesake.errors import BadInputError
+from namesake.amber.build.instances import TASKS
+from namesake.amber.build.reference import COLLECTIONS
+from namesake.errors import JSON_LINE_ERRORS, BadInputError, describe_json_error
 
 if TYPE_CHECKING:
     from namesake.retrieval.corpus import Document
@@ -35,6 +37,13 @@ PAGES = ("all", "set")
 #: the BEIR files of an export, and the record of how it was made
 CORPUS, QUERIES, QRELS, RECORD = "corpus.jsonl", "queries.jsonl", "qrels/test.tsv", "export.json"
 SPLIT = "test"
+#: the query configs of an AmbER dataset (`namesake.amber.build.dataset.config_tables`): a
+#: collection's queries of every task, and of each task
+QUERY_CONFIGS = tuple(
+    config
+    for collection in COLLECTIONS
+    for config in (collection, *(f"{collection}_{task}" for task in TASKS))
+)
 
 
 @dataclass
@@ -204,15 +213,38 @@ def export_beir(
     return summary
 
 
-def read_export(folder: str | os.PathLike) -> dict:
-    """The ``export.json`` record of a folder `export_beir` wrote; a folder without one is
-    a BadInputError naming it."""
+def not_a_query_config(config: str) -> str | None:
+    """Why ``config`` is not one of `QUERY_CONFIGS`; None when it is one."""
+    if config in QUERY_CONFIGS:
+        return None
+    return f"config {config!r} is not an AmbER query config (one of {', '.join(QUERY_CONFIGS)})"
+
+
+def read_export(folder: str | os.PathLike) -> BeirExport:
+    """The ``export.json`` record of a folder `export_beir` wrote, checked, since the MTEB
+    task's name is made of it and mteb writes its results under that name
+    (`namesake.mteb.task_name`): every field of the type `BeirExport` gives it, ``config``
+    one of `QUERY_CONFIGS`, ``pages`` one of `PAGES`, and with "set" pages a count of
+    distractors (at least 0) and a seed. A folder without one, or a field that fails, is a
+    BadInputError naming the file and the field."""
     path = Path(folder) / RECORD
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        record = msgspec.json.decode(path.read_bytes(), type=BeirExport)
     except FileNotFoundError:
         raise BadInputError(
             folder, None, f"no {RECORD}: not a BEIR folder written by `namesake amber export`"
         ) from None
-    except ValueError as exc:
-        raise BadInputError(path, None, f"not JSON ({exc})") from None
+    except (msgspec.DecodeError, *JSON_LINE_ERRORS) as exc:
+        kind, detail = describe_json_error(exc)
+        raise BadInputError(path, None, f"{kind}: {detail}" if detail else kind) from None
+    problem = not_a_query_config(record.config)
+    if problem:
+        raise BadInputError(path, None, problem)
+    if record.pages not in PAGES:
+        raise BadInputError(path, None, f"pages {record.pages!r} is not one of {', '.join(PAGES)}")
+    if record.pages == "set":
+        if record.distractors is None or record.seed is None:
+            raise BadInputError(path, None, "pages is 'set', but distractors or seed is missing")
+        if record.distractors < 0:
+            raise BadInputError(path, None, f"distractors is {record.distractors}, not at least 0")
+    return record
