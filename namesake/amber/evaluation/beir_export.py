@@ -48,7 +48,8 @@ QUERY_CONFIGS = tuple(
 
 @dataclass
 class BeirExport:
-    """What an export wrote: counts, and the pages it was asked for that KILT lacks."""
+    """What an export wrote: counts, the pages it was asked for that KILT lacks, and the
+    ids of the pages it skipped since an earlier page of the KILT file has their id."""
 
     dataset: str
     config: str
@@ -61,6 +62,8 @@ class BeirExport:
     distractors_asked: int | None = None
     seed: int | None = None
     missing: list[str] = field(default_factory=list)
+    #: the ids of the KILT pages skipped for repeating an earlier page's id
+    repeated: list[str] = field(default_factory=list)
 
     EXAMPLES = 5
 
@@ -88,6 +91,10 @@ class BeirExport:
                 f"{len(self.missing)} {what} are not in the KILT source, so not in the corpus "
                 f"(e.g. wikipedia_id {', '.join(self.missing[: self.EXAMPLES])})"
             )
+        if self.repeated:
+            from namesake.retrieval.corpus import repeated_pages_line
+
+            lines.append(f"the KILT source: {repeated_pages_line(self.repeated)}")
         return lines
 
 
@@ -166,6 +173,7 @@ def export_beir(
     reservoir: list[tuple[int, Document]] = []  # (position among the other pages, page)
     rng = random.Random(seed)
     others = 0
+    repeated: list[str] = []  # the KILT reader skips a page whose id it has read, keeps the first
     with atomic_directory(out, writer="amber export") as staging:
         with open(staging / QUERIES, "wb") as f:
             for query_id, text in zip(queries["id"], queries["input"], strict=True):
@@ -177,7 +185,9 @@ def export_beir(
                 f.writelines(f"{query_id}\t{doc}\t{score}\n" for doc, score in judged.items())
         documents = 0
         with open(staging / CORPUS, "wb") as f:
-            progress = tqdm(read_kilt_documents(corpus), desc="Exporting pages", unit="page")
+            progress = tqdm(
+                read_kilt_documents(corpus, repeated), desc="Exporting pages", unit="page"
+            )
             for document in progress:
                 if document.wikipedia_id in wanted_set:
                     found.add(document.wikipedia_id)
@@ -203,6 +213,7 @@ def export_beir(
             judgments=sum(map(len, qrels.values())),
             documents=documents + len(reservoir),
             missing=[page for page in wanted if page not in found],
+            repeated=repeated,
         )
         if pages == "set":
             summary.set_pages = len(wanted)
