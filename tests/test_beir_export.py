@@ -6,7 +6,6 @@ file lacks reported, and a run scored by BEIR's `EvaluateRetrieval` with the sam
 from __future__ import annotations
 
 import json
-import logging
 import subprocess
 from pathlib import Path
 
@@ -198,23 +197,22 @@ def test_a_page_id_repeated_in_kilt_is_exported_once_the_first_copy_kept(dataset
     assert kilt.read_bytes() == kilt_before
 
 
-def test_the_retrievers_keep_the_same_copy_of_a_repeated_page(tmp_path, caplog):
-    """The reader behind every index keeps the first page of an id and warns once, naming
-    the file, the count and the ids: BM25 built on the file holds each id once, and the
-    second page's words find nothing."""
+def test_the_retrievers_keep_the_same_copy_of_a_repeated_page(tmp_path, capsys):
+    """The reader behind every index keeps the first page of an id and says so once on
+    stderr, naming the file, the count and the ids: BM25 built on the file holds each id
+    once, and the second page's words find nothing."""
     from namesake.retrieval import BM25Retriever
 
     kilt = kilt_with_repeated_ids(tmp_path)
-    with caplog.at_level(logging.WARNING, logger="namesake.retrieval.corpus"):
-        retriever = BM25Retriever.build(read_kilt_documents(kilt), show_progress=False)
-    assert [record.getMessage() for record in caplog.records] == [f"{kilt}: {REPEATED_LINE}"]
+    retriever = BM25Retriever.build(read_kilt_documents(kilt), show_progress=False)
+    assert capsys.readouterr().err == f"{kilt}: {REPEATED_LINE}\n"
     assert retriever.document_ids == KILT_IDS
     ((best, _), *_) = retriever.search(["Abraham Lincoln president"], 5)[0]
     assert best == "307"
     assert retriever.search([IMPOSTOR], 5) == [[]], "the second page 307 is not indexed"
 
 
-def test_ids_are_repeated_only_when_spelt_alike(tmp_path, caplog):
+def test_ids_are_repeated_only_when_spelt_alike(tmp_path, capsys):
     """What counts as a repeat: the same id string (an integer id reads as its digits), not
     the same number ("007" is not "7"), whether the id is a small number, a huge one or a
     name."""
@@ -234,7 +232,7 @@ def test_ids_are_repeated_only_when_spelt_alike(tmp_path, caplog):
         ("0", "T7"),
     ]
     assert repeated == ["7", "4294967296", "Seven", "0"]
-    assert not caplog.records, "a caller that takes the ids reports them itself"
+    assert capsys.readouterr().err == "", "a caller that takes the ids reports them itself"
 
 
 def test_a_run_scored_by_beir_equals_namesake_evaluate(dataset, tmp_path):

@@ -11,8 +11,8 @@ has is skipped and reported (:func:`read_kilt_pages`), so every reader keeps the
 
 from __future__ import annotations
 
-import logging
 import os
+import sys
 from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -25,8 +25,6 @@ from namesake.dumps.reading import iter_json_lines
 
 PASSAGE_WORDS = 100  # DPR's passage length, in whitespace-separated words
 REPEATED_EXAMPLES = 5  # the ids named of the pages that repeat an earlier page's id
-
-logger = logging.getLogger(__name__)
 
 T = TypeVar("T")
 
@@ -138,8 +136,8 @@ def read_kilt_pages(
     that every index, the BEIR export and the Space's page store hold the first page of an
     id, and the same one (a retriever would otherwise keep both, and a store by id the
     last). The skipped ids are added to ``repeated`` when it is given, for the caller to
-    report; otherwise a warning says how many there were, naming the first few
-    (:func:`repeated_pages_line`), once the whole file is read.
+    report; otherwise a line on stderr says how many there were, naming the file and the
+    first few ids (:func:`repeated_pages_line`), once the whole file is read.
     """
     seen = _SeenIds()
     skipped = [] if repeated is None else repeated
@@ -150,7 +148,10 @@ def read_kilt_pages(
         else:
             skipped.append(page_id)
     if repeated is None and skipped:
-        logger.warning("%s: %s", path, repeated_pages_line(skipped))
+        from tqdm.auto import tqdm
+
+        # on a line of its own, though a progress bar of the caller's may be showing
+        tqdm.write(f"{path}: {repeated_pages_line(skipped)}", file=sys.stderr)
 
 
 def read_kilt_documents(
