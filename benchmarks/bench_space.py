@@ -94,6 +94,8 @@ def measure_tabs() -> dict:
     kilt = SAMPLE / "kilt_knowledgesource-sample.json"
     with tempfile.TemporaryDirectory() as folder:
         folder = Path(folder)
+        # the first start builds its indexes in namesake's cache: here, not in ~/.cache
+        os.environ["NAMESAKE_CACHE"] = str(folder / "cache")
         build_amber(
             SAMPLE / "wikidata-sample-all.json.bz2",
             SAMPLE / "pagecounts-sample-views-ge-5-totals.bz2",

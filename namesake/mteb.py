@@ -32,8 +32,17 @@ from mteb.abstasks.retrieval import AbsTaskRetrieval
 from mteb.abstasks.task_metadata import TaskMetadata
 
 from namesake.amber.build.dataset import CARD_TEMPLATE
-from namesake.amber.evaluation.beir_export import CORPUS, QRELS, QUERIES, RECORD, SPLIT, read_export
-from namesake.errors import BadInputError
+from namesake.amber.evaluation.beir_export import (
+    CORPUS,
+    QRELS,
+    QUERIES,
+    RECORD,
+    SPLIT,
+    BeirExport,
+    not_a_query_config,
+    read_export,
+)
+from namesake.errors import BadInputError, NamesakeError
 
 REFERENCE = "https://aclanthology.org/2021.acl-long.345"
 
@@ -44,10 +53,16 @@ def _bibtex() -> str:
     return found.group(1) if found else ""
 
 
-def task_name(config: str, record: dict | None = None) -> str:
-    """``AmbER-<config>``, with ``-set<N>-seed<S>`` for an export of the set pages."""
-    if record and record.get("pages") == "set":
-        return f"AmbER-{config}-set{record['distractors']}-seed{record['seed']}"
+def task_name(config: str, record: BeirExport | None = None) -> str:
+    """``AmbER-<config>``, with ``-set<N>-seed<S>`` for an export of the set pages.
+
+    mteb writes a task's results under its name, so the name is made only of a known
+    config and integers (`read_export` checks a record's): never of a path."""
+    problem = not_a_query_config(config)
+    if problem:
+        raise NamesakeError(problem)
+    if record and record.pages == "set":
+        return f"AmbER-{config}-set{int(record.distractors)}-seed{int(record.seed)}"
     return f"AmbER-{config}"
 
 
@@ -165,16 +180,14 @@ def amber_task(
     folder = Path(source)
     if (folder / CORPUS).is_file() or (folder / RECORD).is_file():
         record = read_export(folder)
-        if config is not None and config != record["config"]:
-            raise BadInputError(
-                folder, None, f"a BEIR export of {record['config']}, not of {config}"
-            )
-        config = record["config"]
+        if config is not None and config != record.config:
+            raise BadInputError(folder, None, f"a BEIR export of {record.config}, not of {config}")
+        config = record.config
         corpus = (
             "every page of the KILT knowledge source"
-            if record["pages"] == "all"
-            else f"the pages of its AmbER sets and {record['distractors']} other KILT pages "
-            f"(seed {record['seed']})"
+            if record.pages == "all"
+            else f"the pages of its AmbER sets and {record.distractors} other KILT pages "
+            f"(seed {record.seed})"
         )
         metadata = _metadata(
             task_name(config, record),

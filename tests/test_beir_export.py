@@ -6,12 +6,13 @@ file lacks reported, and a run scored by BEIR's `EvaluateRetrieval` with the sam
 from __future__ import annotations
 
 import json
+import subprocess
 from pathlib import Path
 
 import pytest
 from beir.datasets.data_loader import GenericDataLoader
 from conftest import SAMPLE_KILT
-from test_bad_inputs import cli, error_line
+from test_bad_inputs import NAMESAKE, cli, error_line
 
 from namesake.amber.evaluation.beir_export import export_beir
 from namesake.amber.evaluation.predictions import read_predictions
@@ -145,6 +146,93 @@ def test_a_set_page_missing_from_kilt_is_reported(dataset, tmp_path, capsys):
     corpus = load(folder)[0]
     assert dropped not in corpus
     assert len(corpus) == len(expected_set_pages(dataset)) - 1 + 3
+
+
+IMPOSTOR = "Quokkas Zanzibar wombats"  # words no page of the sample has
+
+
+def kilt_with_repeated_ids(folder: Path) -> Path:
+    """The sample KILT file with two pages appended that repeat an earlier page's id: the
+    gold page of Abraham Lincoln (307) with another text, and a page outside the sets."""
+    kilt = folder / "kilt-repeated.json"
+    lines = SAMPLE_KILT.read_text(encoding="utf-8").splitlines(keepends=True)
+    impostor = {"wikipedia_id": "307", "wikipedia_title": "Abraham Lincoln", "text": [IMPOSTOR]}
+    paris = {**json.loads(lines[0]), "wikipedia_id": "22989", "text": ["Paris, again."]}
+    kilt.write_text("".join(lines) + json.dumps(impostor) + "\n" + json.dumps(paris) + "\n")
+    return kilt
+
+
+REPEATED_LINE = (
+    "2 page(s) repeat the wikipedia_id of an earlier page: the first page of each id is "
+    "kept, the others skipped (e.g. wikipedia_id 307, 22989)"
+)
+
+
+@pytest.mark.parametrize("pages", ["set", "all"])
+def test_a_page_id_repeated_in_kilt_is_exported_once_the_first_copy_kept(dataset, tmp_path, pages):
+    """beir's loader keeps the last line of an id: a second page 307 would replace the
+    gold page's text. The export keeps the first, as every index does (the one KILT reader
+    decides it), and says so in one line naming the ids, and in export.json."""
+    kilt = kilt_with_repeated_ids(tmp_path)
+    kilt_before = kilt.read_bytes()
+    folder = tmp_path / "beir"
+    args = ["amber", "export", "--dataset", dataset, "--config", CONFIG, "--corpus", kilt]
+    done = subprocess.run(
+        [str(NAMESAKE), *map(str, [*args, "--out", folder, "--pages", pages])],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"the KILT source: {REPEATED_LINE}" in done.stdout.splitlines()
+    assert "Traceback" not in done.stderr
+    assert json.loads((folder / "export.json").read_text())["repeated"] == ["307", "22989"]
+    ids = [json.loads(line)["_id"] for line in (folder / "corpus.jsonl").open()]
+    assert len(ids) == len(set(ids)), "each page once"
+    corpus = load(folder)[0]
+    assert corpus["307"]["text"].startswith("Abraham Lincoln (February 12, 1809")
+    assert IMPOSTOR not in (folder / "corpus.jsonl").read_text()
+    if pages == "all":
+        assert list(corpus) == KILT_IDS
+    assert kilt.read_bytes() == kilt_before
+
+
+def test_the_retrievers_keep_the_same_copy_of_a_repeated_page(tmp_path, capsys):
+    """The reader behind every index keeps the first page of an id and says so once on
+    stderr, naming the file, the count and the ids: BM25 built on the file holds each id
+    once, and the second page's words find nothing."""
+    from namesake.retrieval import BM25Retriever
+
+    kilt = kilt_with_repeated_ids(tmp_path)
+    retriever = BM25Retriever.build(read_kilt_documents(kilt), show_progress=False)
+    assert capsys.readouterr().err == f"{kilt}: {REPEATED_LINE}\n"
+    assert retriever.document_ids == KILT_IDS
+    ((best, _), *_) = retriever.search(["Abraham Lincoln president"], 5)[0]
+    assert best == "307"
+    assert retriever.search([IMPOSTOR], 5) == [[]], "the second page 307 is not indexed"
+
+
+def test_ids_are_repeated_only_when_spelt_alike(tmp_path, capsys):
+    """What counts as a repeat: the same id string (an integer id reads as its digits), not
+    the same number ("007" is not "7"), whether the id is a small number, a huge one or a
+    name."""
+    ids = ["7", "007", 7, "4294967296", "Seven", "4294967296", "Seven", "0", "0"]
+    kilt = tmp_path / "kilt.json"
+    pages = [
+        {"wikipedia_id": page, "wikipedia_title": f"T{n}", "text": []} for n, page in enumerate(ids)
+    ]
+    kilt.write_text("".join(json.dumps(page) + "\n" for page in pages))
+    repeated: list[str] = []
+    documents = list(read_kilt_documents(kilt, repeated))
+    assert [(d.wikipedia_id, d.title) for d in documents] == [
+        ("7", "T0"),
+        ("007", "T1"),
+        ("4294967296", "T3"),
+        ("Seven", "T4"),
+        ("0", "T7"),
+    ]
+    assert repeated == ["7", "4294967296", "Seven", "0"]
+    assert capsys.readouterr().err == "", "a caller that takes the ids reports them itself"
 
 
 def test_a_run_scored_by_beir_equals_namesake_evaluate(dataset, tmp_path):

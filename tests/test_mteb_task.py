@@ -5,14 +5,16 @@ offline, and its nDCG@10 checked against `namesake evaluate` on the same run."""
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 from conftest import SAMPLE_KILT
+from folders import folder_files
 
 from namesake.amber.evaluation.predictions import write_predictions
 from namesake.amber.evaluation.scoring import load_queries
 from namesake.cli import main
-from namesake.errors import BadInputError
+from namesake.errors import BadInputError, NamesakeError
 
 CONFIG = "human_qa"
 
@@ -110,6 +112,82 @@ def test_mteb_ndcg_equals_namesake_evaluate_on_the_same_run(exported, tmp_path):
     names = {"ndcg@10": "ndcg_at_10", "mrr@10": "mrr_at_10", "recall@20": "recall_at_20"}
     ours = {name: metrics[name] / 100 for name in names}
     assert ours == pytest.approx({name: scores[key] for name, key in names.items()}, abs=5e-6)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        ({"seed": "../../../../escaped"}, "wrong type: seed is a string, not an integer or null"),
+        (
+            {"distractors": "20/../../x"},
+            "wrong type: distractors is a string, not an integer or null",
+        ),
+        (
+            {"config": "../../escaped"},
+            "config '../../escaped' is not an AmbER query config (one of human, human_qa, "
+            "human_sf, human_fc, nonhuman, nonhuman_qa, nonhuman_sf, nonhuman_fc)",
+        ),
+        ({"pages": "../x"}, "pages '../x' is not one of all, set"),
+        ({"seed": None}, "pages is 'set', but distractors or seed is missing"),
+        ({"distractors": -1}, "distractors is -1, not at least 0"),
+        ({"seed": True}, "wrong type: seed is true or false, not an integer or null"),
+    ],
+    ids=["seed path", "distractors path", "config path", "pages", "no seed", "negative", "bool"],
+)
+def test_an_export_record_naming_a_path_is_refused_before_mteb_writes(
+    exported, tmp_path, change, message
+):
+    """The task's name is made of export.json's config, distractors and seed, and mteb
+    writes its results under that name: a field that is not a known config or an integer
+    (``"seed": "../../../../escaped"`` put the results outside the cache) is one error
+    naming export.json and the field, raised before mteb runs; nothing is written."""
+    import mteb
+    from mteb.cache import ResultCache
+    from sentence_transformers import SentenceTransformer
+
+    from namesake.bundled_models import minilm_path
+    from namesake.mteb import amber_task
+
+    folder = tmp_path / "work" / "exports" / "beir"
+    shutil.copytree(exported[1], folder)
+    record = json.loads((folder / "export.json").read_text())
+    (folder / "export.json").write_text(json.dumps({**record, **change}))
+    model = SentenceTransformer(str(minilm_path()), device="cpu")
+    before = folder_files(tmp_path)
+    cache = tmp_path / "work" / "cache"
+    with pytest.raises(BadInputError) as refused:
+        mteb.evaluate(model, amber_task(folder), cache=ResultCache(cache), show_progress_bar=False)
+    assert str(refused.value) == f"{folder / 'export.json'}: {message}"
+    assert folder_files(tmp_path) == before, "nothing written, inside the cache or out"
+    assert not cache.exists()
+
+
+def test_the_results_of_an_export_stay_in_the_cache_under_the_task_name(exported, tmp_path):
+    """The other side of the check above: a well-formed export evaluates, and mteb's result
+    file is inside its cache folder, named after the task."""
+    import mteb
+    from mteb.cache import ResultCache
+    from sentence_transformers import SentenceTransformer
+
+    from namesake.bundled_models import minilm_path
+    from namesake.mteb import amber_task
+
+    cache = tmp_path / "cache"
+    model = SentenceTransformer(str(minilm_path()), device="cpu")
+    task = amber_task(exported[1])
+    mteb.evaluate(model, task, cache=ResultCache(cache), show_progress_bar=False)
+    written = [path.relative_to(tmp_path) for path in tmp_path.rglob("*") if path.is_file()]
+    assert all(path.parts[0] == "cache" for path in written)
+    results = [path for path in written if path.name == "AmbER-human_qa-set20-seed0.json"]
+    assert len(results) == 1
+
+
+def test_a_config_named_for_a_dataset_in_mteb_layout_must_be_an_amber_one(tmp_path):
+    from namesake.mteb import amber_task
+
+    (tmp_path / "README.md").write_text("---\nconfigs: []\n---\n")
+    with pytest.raises(NamesakeError, match="config '../x' is not an AmbER query config"):
+        amber_task(tmp_path, config="../x")
 
 
 def test_a_dataset_in_mteb_layout_is_read_by_mteb_loader(exported, tmp_path):

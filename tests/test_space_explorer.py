@@ -7,7 +7,7 @@ from conftest import SAMPLE_KILT
 
 from namesake.errors import BadInputError, NamesakeError
 from namesake.retrieval.corpus import read_kilt_documents
-from namesake.space.artifacts import load_artifacts
+from namesake.space.artifacts import cache_folder, load_artifacts
 from namesake.space.documents import DocumentStore, write_documents
 from namesake.space.explorer import Explorer, SpaceInputError, gold_rank
 
@@ -31,9 +31,10 @@ def test_missing_indexes_are_built_on_first_start_then_reused(sample_build, tmp_
     first = load_artifacts(tmp_path, corpus=SAMPLE_KILT, report=said.append)
     assert [m.split(" index")[0] for m in said] == ["Building the bm25", "Building the dense"]
     for name in ("bm25/retriever.json", "dense/index.faiss", "documents.arrow"):
-        assert (tmp_path / "indexes" / name).is_file()
+        # a folder the user made is only read: built in the cache (tests/test_space_cache.py)
+        assert (cache_folder(tmp_path, SAMPLE_KILT) / name).is_file()
     said.clear()
-    again = load_artifacts(tmp_path, corpus=None, report=said.append)  # no corpus needed now
+    again = load_artifacts(tmp_path, corpus=SAMPLE_KILT, report=said.append)
     assert said == []
     assert len(again.documents) == len(first.documents) == 47
     assert again.queries.num_rows == first.queries.num_rows

@@ -2,14 +2,17 @@
 
 A KILT knowledge source is JSON lines, one Wikipedia page per line, with ``wikipedia_id``,
 ``wikipedia_title`` and ``text``, a list of paragraphs whose first one is the page title.
-Pages are streamed: nothing holds more than one block of lines at a time, and the indexes
-built from them (dense, SPLADE, the entity linker) number their passages and feed their
-encoders a chunk at a time with :class:`NumberedPassages` and :func:`chunks`.
+Pages are streamed: nothing holds more than one block of lines at a time (and the ids read
+so far, a bit each), and the indexes built from them (dense, SPLADE, the entity linker)
+number their passages and feed their encoders a chunk at a time with
+:class:`NumberedPassages` and :func:`chunks`. A page whose ``wikipedia_id`` an earlier page
+has is skipped and reported (:func:`read_kilt_pages`), so every reader keeps the same page.
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from array import array
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -21,6 +24,7 @@ from msgspec import Struct
 from namesake.dumps.reading import iter_json_lines
 
 PASSAGE_WORDS = 100  # DPR's passage length, in whitespace-separated words
+REPEATED_EXAMPLES = 5  # the ids named of the pages that repeat an earlier page's id
 
 T = TypeVar("T")
 
@@ -77,22 +81,85 @@ def page_passage_count(page: _KiltDocument, words: int = PASSAGE_WORDS) -> int:
     return max(1, -(-count // words))
 
 
-def read_kilt_pages(path: str | os.PathLike) -> Iterator[_KiltDocument]:
+class _SeenIds:
+    """The page ids read so far, held compactly: a decimal id below `BITMAP_LIMIT` (KILT's
+    are Wikipedia page ids, under 70 million) is one bit of a bytearray, 9 MB for all of
+    KILT where a set of its 5.9 million id strings takes 700 MB, in each process that
+    reads it (``namesake encode``'s workers all do); any other id is kept in a set."""
+
+    BITMAP_LIMIT = 1 << 30  # so the bitmap stays under 128 MiB whatever the ids
+
+    def __init__(self):
+        self._bits = bytearray()
+        self._others: set[str] = set()
+
+    def add(self, page_id: str) -> bool:
+        """Adds ``page_id``; False if it was there already."""
+        # "007" and "7" are two ids: only the canonical spelling of a number is a bit
+        if page_id.isascii() and page_id.isdecimal() and page_id[0] != "0":
+            number = int(page_id)
+            if number < self.BITMAP_LIMIT:
+                byte, bit = number >> 3, 1 << (number & 7)
+                if byte >= len(self._bits):  # grown by doubling: ids mostly increase
+                    self._bits.extend(bytes(max(byte + 1, 2 * len(self._bits)) - len(self._bits)))
+                if self._bits[byte] & bit:
+                    return False
+                self._bits[byte] |= bit
+                return True
+        if page_id in self._others:
+            return False
+        self._others.add(page_id)
+        return True
+
+
+def repeated_pages_line(repeated: list[str]) -> str:
+    """What is said of the pages :func:`read_kilt_pages` skipped: how many, and the first
+    few ids."""
+    examples = ", ".join(repeated[:REPEATED_EXAMPLES])
+    return (
+        f"{len(repeated)} page(s) repeat the wikipedia_id of an earlier page: the first page "
+        f"of each id is kept, the others skipped (e.g. wikipedia_id {examples})"
+    )
+
+
+def read_kilt_pages(
+    path: str | os.PathLike, repeated: list[str] | None = None
+) -> Iterator[_KiltDocument]:
     """Streams the decoded pages of a KILT knowledge source (bz2, gzip or plain JSON
     lines), for :func:`page_document` and :func:`page_passage_count`.
 
     Blank lines are skipped; any other line that is not a JSON object with a string or
     integer ``wikipedia_id``, a string ``wikipedia_title`` and a list of strings ``text``
     raises :class:`BadInputError` naming the file and line.
+
+    Each ``wikipedia_id`` is read once: a page whose id an earlier page has is skipped, so
+    that every index, the BEIR export and the Space's page store hold the first page of an
+    id, and the same one (a retriever would otherwise keep both, and a store by id the
+    last). The skipped ids are added to ``repeated`` when it is given, for the caller to
+    report; otherwise a line on stderr says how many there were, naming the file and the
+    first few ids (:func:`repeated_pages_line`), once the whole file is read.
     """
+    seen = _SeenIds()
+    skipped = [] if repeated is None else repeated
     for _, page in iter_json_lines(path, _DOCUMENT):
-        yield page
+        page_id = str(page.wikipedia_id)
+        if seen.add(page_id):
+            yield page
+        else:
+            skipped.append(page_id)
+    if repeated is None and skipped:
+        from tqdm.auto import tqdm
+
+        # on a line of its own, though a progress bar of the caller's may be showing
+        tqdm.write(f"{path}: {repeated_pages_line(skipped)}", file=sys.stderr)
 
 
-def read_kilt_documents(path: str | os.PathLike) -> Iterator[Document]:
-    """Streams the pages of a KILT knowledge source as :class:`Document` (see
-    :func:`read_kilt_pages`)."""
-    for page in read_kilt_pages(path):
+def read_kilt_documents(
+    path: str | os.PathLike, repeated: list[str] | None = None
+) -> Iterator[Document]:
+    """Streams the pages of a KILT knowledge source as :class:`Document`, each id once
+    (see :func:`read_kilt_pages`)."""
+    for page in read_kilt_pages(path, repeated):
         yield page_document(page)
 
 

@@ -6,7 +6,8 @@ The artifacts folder (``demo_output/`` after ``make demo``) holds:
   folder or a Hub id instead.
 - ``indexes/bm25/``, ``indexes/dense/``: retriever indexes (``namesake amber compare
   --index-dir``), and ``indexes/documents.arrow``, the pages' titles and texts. Missing ones
-  are built from the KILT ``corpus`` on first start.
+  are built from the KILT ``corpus`` on first start, into the Space's cache folder
+  (`cache_folder`): a folder a user made is only read.
 - ``wes_scorer/`` (optional): a saved WES scorer that judges answers (``make wes-demo`` fits
   the hybrid one there); without it the ``wes_similarity`` metric's default,
   namesake-wes-scorer-v4.
@@ -16,6 +17,8 @@ The artifacts folder (``demo_output/`` after ``make demo``) holds:
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -25,7 +28,9 @@ import pyarrow as pa
 
 from namesake.amber.build.reference import COLLECTIONS
 from namesake.amber.evaluation.retrieve import open_retriever
-from namesake.errors import NamesakeError
+from namesake.errors import BadInputError, NamesakeError
+from namesake.outputs import read_marker
+from namesake.retrieval.provenance import CORPUS_CONTENT, corpus_identity
 from namesake.space.documents import DocumentStore
 
 DATASET_DIR = "amber"
@@ -34,6 +39,8 @@ DOCUMENTS_FILE = "documents.arrow"
 WES_MODEL_DIR = "wes_scorer"
 PASSAGE_ENCODER_DIR = Path("ecqg", "mixed_dpr", "passage_encoder")
 SPACE_RETRIEVERS = ("bm25", "dense")  # the lexical and the dense ranking the page sets side by side
+#: the folder of namesake's caches, if not $XDG_CACHE_HOME/namesake (~/.cache/namesake)
+CACHE_VARIABLE = "NAMESAKE_CACHE"
 
 
 @dataclass
@@ -98,16 +105,23 @@ def load_artifacts(
         raise NamesakeError(f"Could not load the AmbER dataset {dataset}: {error}") from None
 
     indexes = folder / INDEX_DIR
+    saved = {name: indexes / name for name in (*SPACE_RETRIEVERS, DOCUMENTS_FILE)}
+    missing = [name for name, path in saved.items() if not path.exists()]
+    if missing and corpus is not None:  # built in the cache folder; the folder is only read
+        cache = cache_folder(folder, corpus)
+        saved.update({name: cache / name for name in missing})
     retrievers = {}
     for kind in SPACE_RETRIEVERS:
-        if not (indexes / kind).exists():
-            report(f"Building the {kind} index from {corpus} (first start only)…")
+        if not saved[kind].exists():
+            report(
+                f"Building the {kind} index from {corpus} into {saved[kind]} (first start only)…"
+            )
         try:
-            retrievers[kind] = open_retriever(kind, corpus, indexes / kind)
+            retrievers[kind] = open_retriever(kind, corpus, saved[kind])
         except FileNotFoundError as error:
             raise NamesakeError(f"{error}: pass --corpus, or run `make demo` first.") from None
     try:
-        documents = DocumentStore.open_or_build(indexes / DOCUMENTS_FILE, corpus)
+        documents = DocumentStore.open_or_build(saved[DOCUMENTS_FILE], corpus)
     except FileNotFoundError as error:
         raise NamesakeError(f"{error}: pass --corpus.") from None
 
@@ -117,3 +131,24 @@ def load_artifacts(
         trained = folder / PASSAGE_ENCODER_DIR
         passage_encoder = str(trained) if trained.is_dir() else retrievers["dense"].model
     return Artifacts(folder, queries, entities, documents, retrievers, wes_model, passage_encoder)
+
+
+def cache_folder(folder: Path, corpus: str | os.PathLike) -> Path:
+    """Where the indexes and page store that the artifacts ``folder`` lacks are built:
+    ``folder/indexes`` when namesake wrote ``folder`` (it has namesake's output marker),
+    else a folder of the Space's cache, ``$NAMESAKE_CACHE/space/<digest>`` (by default
+    ``$XDG_CACHE_HOME/namesake``, else ``~/.cache/namesake``), named by the folder's resolved
+    path and what the corpus holds: a folder a user made is only read, a second start reuses
+    what the first built, and another corpus gets indexes of its own."""
+    if read_marker(folder) is not None:
+        return folder / INDEX_DIR
+    try:
+        identity = corpus_identity(corpus)
+    except FileNotFoundError:
+        raise BadInputError(corpus, None, "no such file: the KILT corpus to build from") from None
+    key = {"artifacts": str(folder.resolve()), **{k: identity[k] for k in CORPUS_CONTENT}}
+    digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
+    root = os.environ.get(CACHE_VARIABLE) or Path(
+        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "namesake"
+    )
+    return Path(root, "space", digest)

@@ -25,7 +25,9 @@ from typing import TYPE_CHECKING
 
 import msgspec
 
-from namesake.errors import BadInputError
+from namesake.amber.build.instances import TASKS
+from namesake.amber.build.reference import COLLECTIONS
+from namesake.errors import JSON_LINE_ERRORS, BadInputError, describe_json_error
 
 if TYPE_CHECKING:
     from namesake.retrieval.corpus import Document
@@ -35,11 +37,19 @@ PAGES = ("all", "set")
 #: the BEIR files of an export, and the record of how it was made
 CORPUS, QUERIES, QRELS, RECORD = "corpus.jsonl", "queries.jsonl", "qrels/test.tsv", "export.json"
 SPLIT = "test"
+#: the query configs of an AmbER dataset (`namesake.amber.build.dataset.config_tables`): a
+#: collection's queries of every task, and of each task
+QUERY_CONFIGS = tuple(
+    config
+    for collection in COLLECTIONS
+    for config in (collection, *(f"{collection}_{task}" for task in TASKS))
+)
 
 
 @dataclass
 class BeirExport:
-    """What an export wrote: counts, and the pages it was asked for that KILT lacks."""
+    """What an export wrote: counts, the pages it was asked for that KILT lacks, and the
+    ids of the pages it skipped since an earlier page of the KILT file has their id."""
 
     dataset: str
     config: str
@@ -52,6 +62,8 @@ class BeirExport:
     distractors_asked: int | None = None
     seed: int | None = None
     missing: list[str] = field(default_factory=list)
+    #: the ids of the KILT pages skipped for repeating an earlier page's id
+    repeated: list[str] = field(default_factory=list)
 
     EXAMPLES = 5
 
@@ -79,6 +91,10 @@ class BeirExport:
                 f"{len(self.missing)} {what} are not in the KILT source, so not in the corpus "
                 f"(e.g. wikipedia_id {', '.join(self.missing[: self.EXAMPLES])})"
             )
+        if self.repeated:
+            from namesake.retrieval.corpus import repeated_pages_line
+
+            lines.append(f"the KILT source: {repeated_pages_line(self.repeated)}")
         return lines
 
 
@@ -157,6 +173,7 @@ def export_beir(
     reservoir: list[tuple[int, Document]] = []  # (position among the other pages, page)
     rng = random.Random(seed)
     others = 0
+    repeated: list[str] = []  # the KILT reader skips a page whose id it has read, keeps the first
     with atomic_directory(out, writer="amber export") as staging:
         with open(staging / QUERIES, "wb") as f:
             for query_id, text in zip(queries["id"], queries["input"], strict=True):
@@ -168,7 +185,9 @@ def export_beir(
                 f.writelines(f"{query_id}\t{doc}\t{score}\n" for doc, score in judged.items())
         documents = 0
         with open(staging / CORPUS, "wb") as f:
-            progress = tqdm(read_kilt_documents(corpus), desc="Exporting pages", unit="page")
+            progress = tqdm(
+                read_kilt_documents(corpus, repeated), desc="Exporting pages", unit="page"
+            )
             for document in progress:
                 if document.wikipedia_id in wanted_set:
                     found.add(document.wikipedia_id)
@@ -194,6 +213,7 @@ def export_beir(
             judgments=sum(map(len, qrels.values())),
             documents=documents + len(reservoir),
             missing=[page for page in wanted if page not in found],
+            repeated=repeated,
         )
         if pages == "set":
             summary.set_pages = len(wanted)
@@ -204,15 +224,38 @@ def export_beir(
     return summary
 
 
-def read_export(folder: str | os.PathLike) -> dict:
-    """The ``export.json`` record of a folder `export_beir` wrote; a folder without one is
-    a BadInputError naming it."""
+def not_a_query_config(config: str) -> str | None:
+    """Why ``config`` is not one of `QUERY_CONFIGS`; None when it is one."""
+    if config in QUERY_CONFIGS:
+        return None
+    return f"config {config!r} is not an AmbER query config (one of {', '.join(QUERY_CONFIGS)})"
+
+
+def read_export(folder: str | os.PathLike) -> BeirExport:
+    """The ``export.json`` record of a folder `export_beir` wrote, checked, since the MTEB
+    task's name is made of it and mteb writes its results under that name
+    (`namesake.mteb.task_name`): every field of the type `BeirExport` gives it, ``config``
+    one of `QUERY_CONFIGS`, ``pages`` one of `PAGES`, and with "set" pages a count of
+    distractors (at least 0) and a seed. A folder without one, or a field that fails, is a
+    BadInputError naming the file and the field."""
     path = Path(folder) / RECORD
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        record = msgspec.json.decode(path.read_bytes(), type=BeirExport)
     except FileNotFoundError:
         raise BadInputError(
             folder, None, f"no {RECORD}: not a BEIR folder written by `namesake amber export`"
         ) from None
-    except ValueError as exc:
-        raise BadInputError(path, None, f"not JSON ({exc})") from None
+    except (msgspec.DecodeError, *JSON_LINE_ERRORS) as exc:
+        kind, detail = describe_json_error(exc)
+        raise BadInputError(path, None, f"{kind}: {detail}" if detail else kind) from None
+    problem = not_a_query_config(record.config)
+    if problem:
+        raise BadInputError(path, None, problem)
+    if record.pages not in PAGES:
+        raise BadInputError(path, None, f"pages {record.pages!r} is not one of {', '.join(PAGES)}")
+    if record.pages == "set":
+        if record.distractors is None or record.seed is None:
+            raise BadInputError(path, None, "pages is 'set', but distractors or seed is missing")
+        if record.distractors < 0:
+            raise BadInputError(path, None, f"distractors is {record.distractors}, not at least 0")
+    return record
