@@ -22,13 +22,28 @@ from namesake.outputs import atomic_file
 RUN_FIELDS = "qid Q0 docid rank score tag"
 
 
-def _check_token(value: str, what: str) -> str:
-    """A field of a TREC line cannot be empty or hold white space (it would split the line)."""
+def check_token(value: str, what: str, destination: str | os.PathLike) -> str:
+    """A field of a TREC line or of a TSV line (BEIR's qrels) cannot be empty or hold white
+    space: a tab or a newline splits the line for every reader, a space a TREC line. The one
+    check of every writer of these files, before the field is written."""
     if not value or any(character.isspace() for character in value):
         raise NamesakeError(
-            f"{what} {value!r} cannot be written to a TREC file: it is empty or holds white space"
+            f"{what} {value!r} cannot be written to {destination}: it is empty or holds white space"
         )
     return value
+
+
+def checked_score(score: float, query_id: str, rank: int, what: str = "score") -> float:
+    """``score`` as a float, if finite: a nan or infinite score is refused, naming the query
+    and rank, since neither namesake nor trec_eval reads it back and JSON has no such number
+    (msgspec would write ``null``)."""
+    score = float(score)
+    if not math.isfinite(score):
+        raise NamesakeError(
+            f"query {query_id}: the {what} of rank {rank} is {score!r}: a run holds finite "
+            "scores only"
+        )
+    return score
 
 
 def write_run(
@@ -36,35 +51,39 @@ def write_run(
     rankings: Iterable[tuple[str, Iterable[tuple[str, float]]]],
     tag: str,
 ) -> None:
-    """Writes (query id, ranked (docid, score) pairs) as a TREC run, ranks from 1, atomically.
+    """Writes (query id, ranked (docid, score) pairs) as a TREC run, ranks from 1, atomically:
+    a refused field or score leaves ``path`` as it was.
 
     Scores are written as given (``repr`` of the float, so that nothing is rounded into a tie);
-    a ranking whose scores increase down the ranks is refused, since trec_eval would reorder it.
+    a ranking whose scores increase down the ranks is refused, since trec_eval would reorder it,
+    and so is a score that is not finite (`checked_score`).
     """
-    _check_token(tag, "run tag")
+    check_token(tag, "run tag", path)
     with atomic_file(path, "w") as f:
         for query_id, ranking in rankings:
-            _check_token(query_id, "query id")
+            check_token(query_id, "query id", path)
             previous = math.inf
             for rank, (doc_id, score) in enumerate(ranking, 1):
-                score = float(score)
+                score = checked_score(score, query_id, rank)
                 if score > previous:
                     raise NamesakeError(
                         f"query {query_id}: the score of rank {rank} ({score!r}) is above the "
                         f"score of rank {rank - 1} ({previous!r}): a TREC run is ordered by score"
                     )
                 previous = score
-                f.write(f"{query_id} Q0 {_check_token(str(doc_id), 'document id')} {rank} ")
+                f.write(f"{query_id} Q0 {check_token(str(doc_id), 'document id', path)} {rank} ")
                 f.write(f"{score!r} {tag}\n")
 
 
 def write_qrels(path: str | os.PathLike, qrels: Mapping[str, Mapping[str, int]]) -> None:
-    """Writes {query id: {docid: relevance}} as TREC qrels (``qid 0 docid relevance``)."""
+    """Writes {query id: {docid: relevance}} as TREC qrels (``qid 0 docid relevance``),
+    atomically."""
     with atomic_file(path, "w") as f:
         for query_id, judged in qrels.items():
-            _check_token(query_id, "query id")
+            check_token(query_id, "query id", path)
             for doc_id, relevance in judged.items():
-                f.write(f"{query_id} 0 {_check_token(str(doc_id), 'document id')} {relevance}\n")
+                f.write(f"{query_id} 0 {check_token(str(doc_id), 'document id', path)} ")
+                f.write(f"{relevance}\n")
 
 
 @dataclass

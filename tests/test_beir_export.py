@@ -6,14 +6,18 @@ file lacks reported, and a run scored by BEIR's `EvaluateRetrieval` with the sam
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
 from beir.datasets.data_loader import GenericDataLoader
 from conftest import SAMPLE_KILT
+from folders import folder_files
 from test_bad_inputs import NAMESAKE, cli, error_line
 
+from namesake.amber.build.released import import_released
 from namesake.amber.evaluation.beir_export import export_beir
 from namesake.amber.evaluation.predictions import read_predictions
 from namesake.amber.evaluation.scoring import load_amber
@@ -308,3 +312,41 @@ def test_distractors_need_pages_set(dataset, tmp_path, capsys):
     assert status == 1
     assert error_line(err) == "namesake: error: --distractors goes with --pages set"
     assert not (tmp_path / "beir").exists()
+
+
+@pytest.mark.parametrize("separator", ["\t", "\n"], ids=["tab", "newline"])
+def test_a_query_id_that_splits_a_qrels_row_is_refused(sample_build, tmp_path, separator):
+    """A dataset (imported from a release) whose first human_qa query id holds a tab or a
+    newline: `amber export` through the installed command refuses it in one line naming the
+    id and qrels/test.tsv, the check `amber qrels` applies (`namesake.trec.check_token`),
+    instead of a file beir's loader fails on (IndexError); an earlier export and the inputs
+    stay byte for byte."""
+    release = Path(shutil.copytree(sample_build[0] / "jsonl", tmp_path / "release"))
+    sets = release / "human" / "qa" / "amber_sets.jsonl"
+    lines = sets.read_text(encoding="utf-8").splitlines(keepends=True)
+    record = json.loads(lines[0])
+    query = next(q for entity in record["qids"].values() for q in entity["queries"])
+    bad = query["id"] = f"{query['id'][:8]}{separator}{query['id'][8:]}"
+    lines[0] = json.dumps(record) + "\n"
+    sets.write_text("".join(lines), encoding="utf-8")
+    import_released(release, tmp_path / "dataset")
+    out = export(str(sample_build[0] / "dataset"), tmp_path / "beir")
+    before = {folder: folder_files(folder) for folder in (out, tmp_path / "dataset")}
+    kilt = SAMPLE_KILT.read_bytes()
+    done = subprocess.run(
+        [str(NAMESAKE), "amber", "export", "--format", "beir", "--dataset"]
+        + [str(tmp_path / "dataset"), "--config", CONFIG, "--corpus", str(SAMPLE_KILT)]
+        + ["--out", str(out)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"},
+        timeout=600,
+    )
+    assert done.returncode == 1
+    assert error_line(done.stderr) == (
+        f"namesake: error: query id {bad!r} cannot be written to {out / 'qrels/test.tsv'}: it "
+        "is empty or holds white space"
+    )
+    assert {folder: folder_files(folder) for folder in before} == before
+    assert SAMPLE_KILT.read_bytes() == kilt
+    assert not [path for path in tmp_path.iterdir() if ".partial-" in path.name]

@@ -6,11 +6,17 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from conftest import SAMPLE_KILT
 
 from namesake.cli import main
+
+NAMESAKE = Path(sys.executable).with_name("namesake")
 
 
 @pytest.fixture(scope="module")
@@ -126,3 +132,60 @@ def test_the_command_line_defaults_are_the_library_s():
         assert args.bootstrap_resamples == BOOTSTRAP_RESAMPLES
     args = parser.parse_args(["compare-runs", "a", "b", "--dataset", "d", "--config", "c"])
     assert args.test_resamples == TEST_RESAMPLES
+
+
+def test_allow_missing_prints_and_records_each_run_s_coverage(two_runs, tmp_path):
+    """A run lacking three queries and holding one of no query of the config, compared under
+    --allow-missing through the installed command: each run's coverage is printed, in
+    `evaluate`'s words and named, and recorded in comparison.json and comparison.md."""
+    dataset, work = two_runs
+    lines = (work / "bm25.trec").read_text().splitlines(keepends=True)
+    queries = list(dict.fromkeys(line.split()[0] for line in lines))
+    dropped = queries[2:5]
+    partial = tmp_path / "partial.trec"
+    partial.write_text(
+        "".join(line for line in lines if line.split()[0] not in dropped) + "nope Q0 307 1 1.0 t\n"
+    )
+    out = tmp_path / "comparison"
+    done = subprocess.run(
+        [str(NAMESAKE), "compare-runs", str(work / "tfidf.jsonl"), str(partial)]
+        + ["--dataset", dataset, "--config", "human_qa", "--allow-missing", "--out", str(out)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"},
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr
+    expected = [
+        "tfidf: 0 of 18 queries of human_qa had no prediction, scored as empty rankings",
+        "tfidf: 0 of 18 predictions matched no query of human_qa, not scored",
+        "partial: 3 of 18 queries of human_qa had no prediction, scored as empty rankings "
+        f"(e.g. {', '.join(dropped)})",
+        "partial: 1 of 16 predictions matched no query of human_qa, not scored (e.g. nope)",
+    ]
+    assert [line for line in done.stdout.splitlines() if " of human_qa" in line] == expected
+    record = json.loads((out / "comparison.json").read_text())
+    assert record["a"]["coverage"]["queries_without_prediction"] == 0
+    assert record["b"]["coverage"] == {
+        "queries": 18,
+        "predictions": 16,
+        "queries_without_prediction": 3,
+        "predictions_without_query": 1,
+        "examples": {"queries_without_prediction": dropped, "predictions_without_query": ["nope"]},
+    }
+    markdown = (out / "comparison.md").read_text()
+    assert all(f"- {line}\n" in markdown for line in expected)
+    refused = subprocess.run(  # without --allow-missing: one line, nothing written
+        [str(NAMESAKE), "compare-runs", str(work / "tfidf.jsonl"), str(partial)]
+        + ["--dataset", dataset, "--config", "human_qa", "--out", str(tmp_path / "again")],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"},
+        timeout=600,
+    )
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr
+    assert refused.stderr.strip().splitlines()[-1] == (
+        f"namesake: error: {partial}: 3 of 18 queries have no prediction (e.g. "
+        f"{', '.join(dropped)}); --allow-missing scores them as empty rankings"
+    )
+    assert not (tmp_path / "again").exists()

@@ -5,14 +5,16 @@ refused naming its line."""
 from __future__ import annotations
 
 import json
+import math
+import re
 
 import pytest
 from conftest import SAMPLE_KILT
 
-from namesake.amber.evaluation.predictions import read_predictions
+from namesake.amber.evaluation.predictions import read_predictions, write_predictions
 from namesake.cli import main
 from namesake.errors import BadInputError, NamesakeError
-from namesake.trec import read_run, write_run
+from namesake.trec import read_run, write_qrels, write_run
 
 IR = ("ndcg@10", "mrr@10", "r-precision", "recall@20", "recall@100")
 
@@ -162,3 +164,43 @@ def test_evaluate_scores_a_run_of_unknown_queries_as_an_error_naming_the_file(ru
             + ["--out", str(tmp_path / "report")]
         )
     assert str(path) in str(caught.value) and "none of the 1 predictions" in str(caught.value)
+
+
+@pytest.mark.parametrize("format", ["trec", "kilt"])
+@pytest.mark.parametrize("score", [math.nan, math.inf, -math.inf])
+def test_a_score_that_is_not_finite_is_never_written(tmp_path, format, score):
+    """Neither format holds it (namesake refuses nan in a run, JSON has no nan: msgspec
+    writes null): the writer refuses it, naming query and rank, before replacing the file."""
+    path = tmp_path / "run"
+    path.write_bytes(b"earlier\n")
+    ranking = [("a", 2.0), ("b", score)]
+    with pytest.raises(NamesakeError) as caught:
+        write_predictions(path, [("q1", [("z", 1.0)]), ("q2", ranking)], format, "t")
+    assert str(caught.value) == (
+        f"query q2: the score of rank 2 is {score!r}: a run holds finite scores only"
+    )
+    reranked = [("a", 2.0, 1.0), ("b", 1.0, score)]  # JSON lines keep the first stage's too
+    with pytest.raises(NamesakeError, match="q2: the first-stage score of rank 2 is"):
+        write_predictions(path, [("q2", reranked)], "kilt")
+    assert path.read_bytes() == b"earlier\n"
+
+
+@pytest.mark.parametrize("bad", ["q\t1", "q\n1", "q 1", ""])
+def test_an_id_that_splits_a_line_is_refused_by_every_trec_writer(tmp_path, bad):
+    """`check_token`, the check of every TREC and TSV writer: nothing is written."""
+    qrels, run = tmp_path / "qrels.txt", tmp_path / "run.trec"
+    writes = {
+        "query id": lambda: write_qrels(qrels, {bad: {"1": 1}}),
+        "document id": lambda: write_qrels(qrels, {"q": {bad: 1}}),
+        "run tag": lambda: write_run(run, [("q", [("1", 1.0)])], bad),
+    }
+    for what, write in writes.items():
+        with pytest.raises(NamesakeError) as caught:
+            write()
+        destination = run if what == "run tag" else qrels
+        assert str(caught.value) == (
+            f"{what} {bad!r} cannot be written to {destination}: it is empty or holds white space"
+        )
+    with pytest.raises(NamesakeError, match=re.escape(f"document id {bad!r} cannot be written")):
+        write_run(run, [("q", [(bad, 1.0)])], "t")
+    assert not qrels.exists() and not run.exists()

@@ -72,14 +72,15 @@ def run(args: argparse.Namespace) -> None:
         test_resamples=args.test_resamples,
         seed=args.seed,
     )
-    table, summary = comparison.table(), comparison.summary()
+    table, summary, coverage = comparison.table(), comparison.summary(), comparison.coverage_lines()
     print(table)
     print(summary)
+    print("\n".join(coverage))
     if args.out:
         with atomic_directory(args.out, writer="compare-runs") as staging:
             (staging / "comparison.md").write_text(
                 f"# {comparison.names[1]} against {comparison.names[0]} on {args.config}\n\n"
-                f"{summary}\n\n{table}\n",
+                f"{summary}\n\n" + "".join(f"- {line}\n" for line in coverage) + f"\n{table}\n",
                 encoding="utf-8",
             )
             (staging / "comparison.json").write_text(

@@ -9,7 +9,7 @@ from namesake.commands.arguments import add_input, add_output, positive_int
 
 
 def register(groups) -> None:
-    from namesake.amber.evaluation.fusion import METHODS, NORMS, RRF_K
+    from namesake.amber.evaluation.fusion import METHODS, NORMS, RBC_PHI, RRF_K, WEIGHTED
 
     parser = groups.add_parser("fuse", help="fuse runs of the same queries into one (ranx)")
     parser.description = (
@@ -24,7 +24,18 @@ def register(groups) -> None:
         "--rrf-k", type=positive_int, default=RRF_K, help=f"rrf's constant k (default: {RRF_K})"
     )
     parser.add_argument(
-        "--weights", type=float, nargs="+", metavar="W", help="one weight per run (wsum needs them)"
+        "--rbc-phi",
+        type=float,
+        default=RBC_PHI,
+        metavar="PHI",
+        help=f"rbc's persistence, above 0 and below 1 (default: {RBC_PHI})",
+    )
+    parser.add_argument(
+        "--weights",
+        type=float,
+        nargs="+",
+        metavar="W",
+        help=f"one weight per run, each at least 0, for {', '.join(WEIGHTED)} (wsum needs them)",
     )
     parser.add_argument(
         "--norm",
@@ -46,9 +57,21 @@ def register(groups) -> None:
 def run(args: argparse.Namespace) -> None:
     from namesake.amber.evaluation.fusion import fuse_runs
     from namesake.amber.evaluation.predictions import write_predictions
+    from namesake.errors import NamesakeError
+    from namesake.trec import check_token
 
+    if args.run_name is not None:  # refused before the runs are read, not after the fusion
+        if args.format != "trec":
+            raise NamesakeError("--run-name tags a TREC run: it goes with --format trec")
+        check_token(args.run_name, "--run-name", args.out)
     fused = fuse_runs(
-        args.runs, args.method, k=args.rrf_k, weights=args.weights, norm=args.norm, top_k=args.top_k
+        args.runs,
+        args.method,
+        k=args.rrf_k,
+        weights=args.weights,
+        norm=args.norm,
+        top_k=args.top_k,
+        phi=args.rbc_phi,
     )
     write_predictions(args.out, fused.items(), args.format, args.run_name or args.method)
     print(f"Wrote {args.out}: {args.method} of {len(args.runs)} runs, {len(fused)} queries")

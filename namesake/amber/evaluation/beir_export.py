@@ -11,7 +11,9 @@ dataset's ``id`` column, so a run on the folder is a run on AmbER. The qrels are
 `amber_qrels`, the judgments `amber qrels` writes and the IR measures score against.
 
 A set page (or, with ``pages="all"``, a gold page) that the KILT file lacks is counted and
-named in the summary (`BeirExport.lines`) and in ``export.json``, never dropped silently.
+named in the summary (`BeirExport.lines`) and in ``export.json``, never dropped silently. An
+id of the qrels that holds white space (a tab or a newline splits beir's rows) is refused as
+`amber qrels` refuses it (`namesake.trec.check_token`), before the corpus is read.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ import msgspec
 from namesake.amber.build.instances import TASKS
 from namesake.amber.build.reference import COLLECTIONS
 from namesake.errors import JSON_LINE_ERRORS, BadInputError, describe_json_error
+from namesake.trec import check_token
 
 if TYPE_CHECKING:
     from namesake.retrieval.corpus import Document
@@ -181,8 +184,11 @@ def export_beir(
         (staging / QRELS).parent.mkdir()
         with open(staging / QRELS, "w", encoding="utf-8") as f:
             f.write("query-id\tcorpus-id\tscore\n")
+            named = Path(out) / QRELS  # in a refusal: the file as the user will look for it
             for query_id, judged in qrels.items():
-                f.writelines(f"{query_id}\t{doc}\t{score}\n" for doc, score in judged.items())
+                check_token(query_id, "query id", named)  # a tab or newline splits beir's rows
+                for doc, score in judged.items():
+                    f.write(f"{query_id}\t{check_token(doc, 'document id', named)}\t{score}\n")
         documents = 0
         with open(staging / CORPUS, "wb") as f:
             progress = tqdm(

@@ -9,6 +9,10 @@ standard IR measures, the same randomization test with every query its own unit 
 randomization test as IR papers usually run it, queries independent); where it says
 "significant" and the clustered test does not, the difference rests on queries of a few
 sets.
+
+With ``allow_missing`` a run may lack queries, each scored as an empty ranking: the two runs
+then answer different queries, so each run's coverage (`scoring.Coverage`, as `evaluate`
+reports it) is printed and recorded beside the verdicts.
 """
 
 from __future__ import annotations
@@ -22,10 +26,12 @@ from namesake.amber.evaluation.ir_metrics import IR_MEASURES
 from namesake.amber.evaluation.predictions import read_predictions
 from namesake.amber.evaluation.query_scores import query_scores, set_sums
 from namesake.amber.evaluation.scoring import (
+    Coverage,
     amber_qrels,
     build_references,
     check_columns,
     check_coverage,
+    coverage_lines,
     load_amber,
     prediction_coverage,
 )
@@ -45,23 +51,29 @@ from namesake.errors import NamesakeError
 
 @dataclass
 class RunComparison:
-    """The verdict on every figure, and what was compared."""
+    """The verdict on every figure, and what was compared: each run's coverage of the
+    config's queries among it."""
 
     dataset: str
     config: str
     names: tuple[str, str]
     runs: tuple[str, str]
+    coverage: tuple[Coverage, Coverage]
     num_queries: int
     num_sets: int
     verdicts: list[PairedVerdict]
     resamples: dict
 
     def record(self) -> dict:
+        a, b = (
+            {"name": name, "run": run, "coverage": coverage.record()}
+            for name, run, coverage in zip(self.names, self.runs, self.coverage, strict=True)
+        )
         return {
             "dataset": self.dataset,
             "config": self.config,
-            "a": {"name": self.names[0], "run": self.runs[0]},
-            "b": {"name": self.names[1], "run": self.runs[1]},
+            "a": a,
+            "b": b,
             "num_queries": self.num_queries,
             "num_sets": self.num_sets,
             "alpha": ALPHA,
@@ -70,6 +82,14 @@ class RunComparison:
             "resamples": self.resamples,
             "measures": [verdict.record() for verdict in self.verdicts],
         }
+
+    def coverage_lines(self) -> list[str]:
+        """What each run answers of the config, in `evaluate`'s words, the run named first."""
+        return [
+            f"{name}: {line}"
+            for name, coverage in zip(self.names, self.coverage, strict=True)
+            for line in coverage_lines(coverage.record(), self.config)
+        ]
 
     def table(self) -> str:
         a, b = self.names
@@ -160,10 +180,11 @@ def compare_runs(
     check_columns(queries, entities, dataset, config)
     references = build_references(queries, entities)
     qrels = amber_qrels(queries)
-    scores = []
+    scores, coverages = [], []
     for path in runs:
         predictions = read_predictions(path, predictions_format)
-        check_coverage(prediction_coverage(queries, predictions), config, allow_missing, path)
+        coverages.append(prediction_coverage(queries, predictions))
+        check_coverage(coverages[-1], config, allow_missing, path)
         rankings = [predictions.get(query_id, []) for query_id in queries["id"]]
         scores.append(query_scores(rankings, references, qrels, list(k_values), metric))
     sums = [set_sums(score) for score in scores]
@@ -194,6 +215,7 @@ def compare_runs(
         config=config,
         names=names,
         runs=runs,
+        coverage=tuple(coverages),
         num_queries=len(queries),
         num_sets=scores[0].num_sets,
         verdicts=verdicts,

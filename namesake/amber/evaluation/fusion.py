@@ -7,34 +7,56 @@ content) and must answer the same queries: a run with other queries is refused, 
 a query it lacks or adds. Rank-based methods (rrf, isr, rbc, borda, condorcet) read only the
 order; score-based ones (combsum, combmnz, ..., wsum) need each page's score, normalised per
 query (ranx's ``norm``, default min-max).
+
+Weights, one per run, go to the methods ranx has a weighted form of (`METHODS`): borda,
+condorcet, combsum (ranx's wsum) and combmnz (ranx's wmnz); wsum needs them. Each is a run's
+share of the vote, so a weight is a finite number of at least 0 and one at least is above 0;
+anything else, or weights for a method without a weighted form, is refused before a run is
+read.
 """
 
 from __future__ import annotations
 
+import math
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 from namesake.amber.evaluation.predictions import read_scored_predictions
 from namesake.errors import BadInputError, NamesakeError
 
-#: our name -> ranx's fusion method
+
+@dataclass(frozen=True)
+class Method:
+    """One fusion method: ranx's name for it without weights and with a weight per run (None
+    where ranx has no such form), and whether it reads only the order of each run."""
+
+    unweighted: str | None
+    weighted: str | None
+    rank_based: bool
+
+
+#: our name -> ranx's methods (ranx 0.3's `fusion_switch`)
 METHODS = {
-    "rrf": "rrf",
-    "isr": "isr",
-    "rbc": "rbc",
-    "borda": "bordafuse",
-    "condorcet": "condorcet",
-    "combsum": "sum",
-    "combmnz": "mnz",
-    "combmax": "max",
-    "combmin": "min",
-    "combmed": "med",
-    "combanz": "anz",
-    "wsum": "wsum",
+    "rrf": Method("rrf", None, rank_based=True),
+    "isr": Method("isr", None, rank_based=True),
+    "rbc": Method("rbc", None, rank_based=True),
+    "borda": Method("bordafuse", "w_bordafuse", rank_based=True),
+    "condorcet": Method("condorcet", "w_condorcet", rank_based=True),
+    "combsum": Method("sum", "wsum", rank_based=False),
+    "combmnz": Method("mnz", "wmnz", rank_based=False),
+    "combmax": Method("max", None, rank_based=False),
+    "combmin": Method("min", None, rank_based=False),
+    "combmed": Method("med", None, rank_based=False),
+    "combanz": Method("anz", None, rank_based=False),
+    "wsum": Method(None, "wsum", rank_based=False),
 }
-RANK_BASED = frozenset({"rrf", "isr", "rbc", "borda", "condorcet"})
+RANK_BASED = frozenset(name for name, method in METHODS.items() if method.rank_based)
+WEIGHTED = tuple(name for name, method in METHODS.items() if method.weighted)
 NORMS = ("min-max", "max", "sum", "zmuv", "rank", "borda")
 RRF_K = 60
+#: rbc's persistence: how far down each run its votes reach (0.8: about 5 ranks' worth)
+RBC_PHI = 0.8
 CHUNK_QUERIES = 5_000
 
 
@@ -81,24 +103,25 @@ def fuse_runs(
     weights: Sequence[float] | None = None,
     norm: str = "min-max",
     top_k: int = 100,
+    phi: float = RBC_PHI,
 ) -> dict[str, list[tuple[str, float]]]:
     """The fused run: query -> its top ``top_k`` (page, fused score), best first. ``k``: RRF's
-    constant; ``weights``: one per run for wsum (and as ranx weighs them elsewhere)."""
-    from ranx import Run, fuse
-
+    constant; ``phi``: RBC's persistence, in (0, 1); ``weights``: one per run, for the methods
+    with a weighted form (`METHODS`), checked with the other arguments before a run is read."""
     if method not in METHODS:
         raise NamesakeError(f"no fusion method {method!r}; one of {', '.join(METHODS)}")
     if len(paths) < 2:
         raise NamesakeError("fusion needs at least two runs")
-    if weights is not None and len(weights) != len(paths):
-        raise NamesakeError(f"{len(weights)} weights for {len(paths)} runs: give one per run")
-    if method == "wsum" and weights is None:
-        raise NamesakeError("wsum weighs the runs: give --weights, one per run")
-    rank_based = method in RANK_BASED
+    ranx_method = _ranx_method(method, weights, len(paths))
+    if not 0 < phi < 1:
+        raise NamesakeError(f"rbc's phi must be above 0 and below 1, not {phi!r}")
+    from ranx import Run, fuse  # numba's seconds of loading: only for arguments that hold
+
+    rank_based = METHODS[method].rank_based
     runs = read_runs(paths, need_scores=not rank_based)
-    params = {"k": k} if method == "rrf" else {}
+    params = {"rrf": {"k": k}, "rbc": {"phi": phi}}.get(method, {})
     if weights is not None:
-        params["weights"] = list(weights)
+        params["weights"] = [float(weight) for weight in weights]
     result = {}
     queries = list(runs[0])
     # ranx holds a run as numba dictionaries: built for all 80,000 queries at once, two runs
@@ -111,9 +134,35 @@ def fuse_runs(
             for run, path in zip(runs, paths, strict=True)
         ]
         fused = fuse(
-            ranx_runs, norm=None if rank_based else norm, method=METHODS[method], params=params
+            ranx_runs, norm=None if rank_based else norm, method=ranx_method, params=params
         )
         for query_id, pages in fused.to_dict().items():
             ranked = sorted(pages.items(), key=lambda item: (-item[1], item[0]))[:top_k]
             result[query_id] = [(doc, float(score)) for doc, score in ranked]
     return {query: result[query] for query in queries}  # the first run's query order
+
+
+def _ranx_method(method: str, weights: Sequence[float] | None, runs: int) -> str:
+    """ranx's name of ``method`` with or without ``weights``; weights that ranx's method
+    does not take, or that are not one share of the vote per run, are refused."""
+    forms = METHODS[method]
+    if weights is None:
+        if forms.unweighted is None:
+            raise NamesakeError(f"{method} weighs the runs: give --weights, one per run")
+        return forms.unweighted
+    if forms.weighted is None:
+        raise NamesakeError(
+            f"{method} takes no weights: drop --weights, or fuse with a method that weighs "
+            f"the runs ({', '.join(WEIGHTED)})"
+        )
+    if len(weights) != runs:
+        raise NamesakeError(f"{len(weights)} weights for {runs} runs: give one per run")
+    for weight in weights:
+        if not math.isfinite(weight) or weight < 0:
+            raise NamesakeError(
+                f"--weights {weight!r}: a weight is a run's share of the vote, a finite number "
+                "of at least 0"
+            )
+    if not any(weights):
+        raise NamesakeError("every weight is 0: give at least one run a weight above 0")
+    return forms.weighted

@@ -13,7 +13,7 @@ import msgspec
 from namesake.dumps.reading import iter_json_lines, iter_line_blocks
 from namesake.errors import BadInputError
 from namesake.outputs import atomic_file
-from namesake.trec import looks_like_run_line, read_scored_run, write_run
+from namesake.trec import checked_score, looks_like_run_line, read_scored_run, write_run
 
 #: the formats of a predictions file: KILT JSON lines, or a TREC run
 FORMATS = ("kilt", "trec")
@@ -45,7 +45,8 @@ def write_predictions(
     """Writes (query id, ranking) atomically as KILT JSON lines or a TREC run tagged
     ``run_name``. A ranking holds (wikipedia_id, score) pairs, or (wikipedia_id, score,
     first-stage score) triples after reranking: JSON lines keep both scores, a TREC run (one
-    score a line) the final one."""
+    score a line) the final one. A score that is not finite is refused (`checked_score`),
+    ``path`` left as it was."""
     if format == "trec":
         write_run(path, ((q, [item[:2] for item in r]) for q, r in predictions), run_name)
         return
@@ -53,15 +54,21 @@ def write_predictions(
         raise ValueError(f"format must be one of {FORMATS}, not {format!r}")
     with atomic_file(path) as f:
         for query_id, ranking in predictions:
-            provenance = [_provenance(*item) for item in ranking]
+            provenance = [
+                _provenance(query_id, rank, *item) for rank, item in enumerate(ranking, 1)
+            ]
             f.write(msgspec.json.encode({"id": query_id, "output": {"provenance": provenance}}))
             f.write(b"\n")
 
 
-def _provenance(doc: str, score: float, first_stage: float | None = None) -> dict:
-    record = {"wikipedia_id": doc, "score": float(score)}
+def _provenance(
+    query_id: str, rank: int, doc: str, score: float, first_stage: float | None = None
+) -> dict:
+    record = {"wikipedia_id": doc, "score": checked_score(score, query_id, rank)}
     if first_stage is not None:
-        record["first_stage_score"] = float(first_stage)
+        record["first_stage_score"] = checked_score(
+            first_stage, query_id, rank, "first-stage score"
+        )
     return record
 
 
