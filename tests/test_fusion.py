@@ -175,8 +175,18 @@ def _refused_fusion(folder: Path, *options: str) -> str:
 
 @pytest.fixture
 def fused_before(runs) -> Path:
+    """The runs' folder, holding an earlier fused.trec that namesake wrote (a rerun may
+    replace it: only a refusal keeps it)."""
     folder = Path(runs[0]).parent
-    (folder / "fused.trec").write_text("q1 Q0 a 1 1.0 earlier\n")
+    done = subprocess.run(
+        [str(NAMESAKE), "fuse", "a.trec", "b.trec", "--run-name", "earlier", "--out", "fused.trec"],
+        capture_output=True,
+        text=True,
+        cwd=folder,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"},
+        timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
     return folder
 
 
