@@ -245,3 +245,17 @@ def test_a_run_name_that_splits_the_line_is_refused_before_the_fusion(fused_befo
         "namesake: error: --run-name 'my run' cannot be written to fused.trec: it is empty or "
         "holds white space"
     )
+
+
+def test_amber_compare_offers_only_methods_it_can_run_without_weights(capsys):
+    """amber compare has no --weights: wsum, which needs them, is refused by the parser,
+    before any retrieval, not after every first stage ran."""
+    from namesake.amber.evaluation.fusion import METHODS
+    from namesake.cli import build_parser
+
+    base = ["amber", "compare", "--corpus", "c", "--dataset", "d", "--out", "o", "--fuse"]
+    with pytest.raises(SystemExit):
+        build_parser().parse_args([*base, "wsum"])
+    assert "invalid choice: 'wsum'" in capsys.readouterr().err
+    for name in METHODS.keys() - {"wsum"}:
+        assert build_parser().parse_args([*base, name]).fuse == name

@@ -209,7 +209,8 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
 
     compare.add_argument(
         "--fuse",
-        choices=list(FUSION_METHODS),
+        # amber compare has no --weights: a method that needs them is not offered
+        choices=[name for name, method in FUSION_METHODS.items() if method.unweighted],
         metavar="METHOD",
         help="also fuse the first stages of each config (ranx's methods: rrf, combsum, ...; "
         "`namesake fuse --help` lists them), the fusion reranked too under --rerank; "
