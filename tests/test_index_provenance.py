@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 from conftest import SAMPLE_KILT
 from folders import folder_files
+from test_outputs import _read_only
 from tiny_models import save_tiny_bert, save_tiny_dpr
 
 from namesake.amber.evaluation.retrieve import open_retriever, retriever_class
@@ -421,6 +422,31 @@ def test_every_kind_written_passes_its_schema_and_unknown_fields_pass_too(indexe
     settings = json.loads((newer / "retriever.json").read_text())
     (newer / "retriever.json").write_text(json.dumps({**settings, "a_later_field": [1]}))
     assert read_settings(newer, "bm25")["a_later_field"] == [1]
+
+
+# --- a new index where it cannot be written (issue 48) ------------------------------------
+
+
+@pytest.mark.parametrize("command", ("retrieve", "amber compare"))
+def test_a_new_index_that_cannot_be_written_is_refused_before_the_build(command, tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    corpus = SAMPLE_KILT.read_bytes()
+    if command == "retrieve":
+        index, option = locked / "bm25", "--index"
+        args = ["retrieve", "--retriever", "bm25", "--index", index, *NO_DATASET]
+        args += ["--corpus", SAMPLE_KILT, "--out", tmp_path / "never.jsonl"]
+    else:
+        index, option = locked / "indexes" / "bm25", "--index-dir"
+        args = ["amber", "compare", "--retriever", "bm25", "--index-dir", locked / "indexes"]
+        args += ["--corpus", SAMPLE_KILT, "--dataset", "never-read", "--collections", "human"]
+        args += ["--out", tmp_path / "never"]
+    with _read_only(locked):
+        line = _one_line_error(_namesake(*args))
+    assert line.startswith(f"namesake: error: {option} {index}: cannot write in "), line
+    assert line.endswith("nothing was done"), line
+    assert list(locked.iterdir()) == [] and SAMPLE_KILT.read_bytes() == corpus
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["locked"]  # no --out either
 
 
 def test_weights_fingerprints_read_only_the_weights(tmp_path):

@@ -22,12 +22,29 @@ import pyarrow as pa
 import pyarrow.feather as feather
 
 from namesake.errors import BadInputError, NamesakeError, describe_json_error
+from namesake.outputs import Output, check_outputs
 from namesake.retrieval.index_schema import SCHEMAS
 
 FORMAT_VERSION = 1
 SETTINGS_FILE = "retriever.json"
 IDS_FILE = "document_ids.arrow"
 REBUILD = "the index must be rebuilt (delete its folder and rerun the command that built it)"
+
+
+def index_writer(kind: str) -> str:
+    """The writer that a ``kind`` index folder's marker names (`namesake.outputs`), e.g.
+    ``"bm25 index"``: a rebuild may replace what it wrote there, and nothing else."""
+    return f"{kind} index"
+
+
+def check_new_index(folder: str | os.PathLike, kind: str, option: str = "--index") -> None:
+    """Refuses, before any work, a ``kind`` index to be built at `folder` where it could not
+    be written (`namesake.outputs.check_outputs`, as every output is checked), instead of
+    failing once it is built. A folder that exists is an index to load: an input, whatever
+    the folder it is in."""
+    folder = Path(folder)
+    if not folder.exists():
+        check_outputs([Output(folder, "folder", index_writer(kind), option)])
 
 
 def damaged(file: str | os.PathLike, problem: str) -> BadInputError:
