@@ -84,23 +84,29 @@ class TfidfSettings(IndexSettings, kw_only=True):
     sklearn_version: str | UnsetType = UNSET
 
 
-class DenseSettings(IndexSettings, kw_only=True):
+class PassageSettings(IndexSettings, kw_only=True):
+    """What the kinds that encode 100-word passages with a model (dense, DPR, SPLADE)
+    record alike."""
+
+    model: str
+    dimension: Positive
+    similarity: str | UnsetType = UNSET
+    passage_words: Positive | UnsetType = UNSET
+    title_separator: str | None = None
+    num_passages: Count | UnsetType = UNSET
+    batch_size: Positive | UnsetType = UNSET
+
+
+class DenseSettings(PassageSettings, kw_only=True):
     """`dense._index_settings`, of an index built from documents or from the folder of
     `namesake encode` (DPR's too: its kind is ``dense``)."""
 
-    model: str
     model_is_default: bool = False
     query_model: str | None
     query_model_is_default: bool = False
     encoder: str | UnsetType = UNSET
     index: str
-    dimension: Positive
-    similarity: str | UnsetType = UNSET
     normalized: bool | UnsetType = UNSET
-    passage_words: Positive | UnsetType = UNSET
-    title_separator: str | None = None
-    num_passages: Count | UnsetType = UNSET
-    batch_size: Positive | UnsetType = UNSET
     factory: str | UnsetType = UNSET
     nlist: Positive | UnsetType = UNSET
     nprobe: Positive | UnsetType = UNSET
@@ -112,15 +118,9 @@ class DenseSettings(IndexSettings, kw_only=True):
     faiss_version: str | UnsetType = UNSET
 
 
-class SpladeSettings(IndexSettings, kw_only=True):
-    model: str
-    dimension: Positive
-    similarity: str | UnsetType = UNSET
-    passage_words: Positive | UnsetType = UNSET
-    title_separator: str | None = None
-    num_passages: Count
+class SpladeSettings(PassageSettings, kw_only=True):
+    num_passages: Count  # its load checks the passage map against it
     num_postings: Count
-    batch_size: Positive | UnsetType = UNSET
     max_active_dims: Positive | None = None
     sentence_transformers_version: str | UnsetType = UNSET
 
