@@ -19,15 +19,18 @@ from pathlib import Path
 
 import pytest
 from conftest import SAMPLE_KILT
+from folders import folder_files
+from test_outputs import _read_only
 from tiny_models import save_tiny_bert, save_tiny_dpr
 
-from namesake.amber.evaluation.retrieve import open_retriever
+from namesake.amber.evaluation.retrieve import open_retriever, retriever_class
 from namesake.bundled_models import MINILM_HUB_ID, minilm_path
 from namesake.cli import main
 from namesake.errors import BadInputError
 from namesake.retrieval import provenance
 from namesake.retrieval.dense import DenseRetriever
 from namesake.retrieval.encode import encode_corpus
+from namesake.retrieval.storage import REBUILD, read_settings
 
 MODEL_KINDS = ("dense", "dpr", "link")
 KINDS = ("bm25", "tfidf", *MODEL_KINDS)
@@ -357,6 +360,93 @@ def test_the_retrieve_command_names_a_damaged_file_in_one_line(indexes, tmp_path
     command = ["retrieve", "--retriever", "tfidf", "--index", index, *NO_DATASET]
     line = _one_line_error(_namesake(*command, "--out", tmp_path / "never.jsonl"))
     assert f"{index / 'shard-00000.data.npy'}: " in line and "must be rebuilt" in line
+
+
+# --- retriever.json checked against its kind's schema (issue 48) -------------------------
+
+#: a field of the wrong type, or missing, in each kind's settings: (kind, field path, the
+#: value written there or None to delete it, the words of the message)
+WRONG_FIELDS = [
+    ("bm25", "provenance", "corpus A", "wrong type: provenance is a string, not an object or null"),
+    ("bm25", "provenance.corpus", [], "wrong type: provenance.corpus is a list, not an object"),
+    ("bm25", "provenance.corpus.bytes", "43,248", "provenance.corpus.bytes is a string, not an"),
+    ("bm25", "provenance.corpus.pages", 47.5, "provenance.corpus.pages is a number, not an"),
+    ("bm25", "provenance.corpus.name", None, "missing field name: in provenance.corpus"),
+    ("tfidf", "num_documents", "47", "wrong type: num_documents is a string, not an integer"),
+    ("tfidf", "shard_sizes", 47, "wrong type: shard_sizes is a number, not a list"),
+    ("dense", "num_documents", -47, "invalid field: num_documents: Expected `int` >= 0"),
+    ("dense", "dimension", "32", "wrong type: dimension is a string, not an integer"),
+    ("dense", "model", None, "missing field model"),
+    ("dense", "shard_offsets", {"0": 0}, "wrong type: shard_offsets is an object, not a list"),
+    ("dpr", "query_model", True, "query_model is true or false, not a string or null"),
+    ("dpr", "provenance.models.model.name", 3, "provenance.models[...].name is a number, not a"),
+    ("link", "context_words", "24", "wrong type: context_words is a string, not an integer"),
+    ("link", "format_version", True, "wrong type: format_version is true or false, not an"),
+]
+
+
+def _set_field(record: dict, path: str, value) -> None:
+    """Writes `value` at the dotted `path` of `record` (None: deletes the field)."""
+    *parents, name = path.split(".")
+    for parent in parents:
+        record = record[parent]
+    if value is None:
+        del record[name]
+    else:
+        record[name] = value
+
+
+@pytest.mark.parametrize(
+    ("kind", "field", "value", "words"), WRONG_FIELDS, ids=[f"{k}:{f}" for k, f, *_ in WRONG_FIELDS]
+)
+def test_a_wrong_typed_field_of_retriever_json_is_named_in_one_line(
+    kind, field, value, words, indexes, tmp_path
+):
+    index = shutil.copytree(indexes / kind, tmp_path / kind)
+    settings = json.loads((index / "retriever.json").read_text())
+    _set_field(settings, field, value)
+    (index / "retriever.json").write_text(json.dumps(settings, indent=2))
+    before = folder_files(index)
+    command = ["retrieve", "--retriever", kind, "--index", index, *NO_DATASET]
+    line = _one_line_error(_namesake(*command, "--out", tmp_path / "never.jsonl"))
+    assert line.startswith(f"namesake: error: {index / 'retriever.json'}: "), line
+    assert words in line and line.endswith(f"so {REBUILD}"), line
+    assert folder_files(index) == before and not (tmp_path / "never.jsonl").exists()
+
+
+def test_every_kind_written_passes_its_schema_and_unknown_fields_pass_too(indexes, tmp_path):
+    for kind in KINDS:
+        settings = read_settings(indexes / kind, retriever_class(kind).INDEX_KIND)
+        assert settings == json.loads((indexes / kind / "retriever.json").read_text())
+    newer = shutil.copytree(indexes / "bm25", tmp_path / "bm25")
+    settings = json.loads((newer / "retriever.json").read_text())
+    (newer / "retriever.json").write_text(json.dumps({**settings, "a_later_field": [1]}))
+    assert read_settings(newer, "bm25")["a_later_field"] == [1]
+
+
+# --- a new index where it cannot be written (issue 48) ------------------------------------
+
+
+@pytest.mark.parametrize("command", ("retrieve", "amber compare"))
+def test_a_new_index_that_cannot_be_written_is_refused_before_the_build(command, tmp_path):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    corpus = SAMPLE_KILT.read_bytes()
+    if command == "retrieve":
+        index, option = locked / "bm25", "--index"
+        args = ["retrieve", "--retriever", "bm25", "--index", index, *NO_DATASET]
+        args += ["--corpus", SAMPLE_KILT, "--out", tmp_path / "never.jsonl"]
+    else:
+        index, option = locked / "indexes" / "bm25", "--index-dir"
+        args = ["amber", "compare", "--retriever", "bm25", "--index-dir", locked / "indexes"]
+        args += ["--corpus", SAMPLE_KILT, "--dataset", "never-read", "--collections", "human"]
+        args += ["--out", tmp_path / "never"]
+    with _read_only(locked):
+        line = _one_line_error(_namesake(*args))
+    assert line.startswith(f"namesake: error: {option} {index}: cannot write in "), line
+    assert line.endswith("nothing was done"), line
+    assert list(locked.iterdir()) == [] and SAMPLE_KILT.read_bytes() == corpus
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["locked"]  # no --out either
 
 
 def test_weights_fingerprints_read_only_the_weights(tmp_path):

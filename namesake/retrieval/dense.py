@@ -92,6 +92,7 @@ from namesake.retrieval.storage import (
     REBUILD,
     SETTINGS_FILE,
     damaged,
+    index_writer,
     load_npy,
     read_index_files,
     reading,
@@ -688,7 +689,7 @@ class DenseRetriever:
 
     def save(self, path: str | os.PathLike) -> None:
         """Writes the index to directory `path`, replacing it only once complete."""
-        with atomic_directory(path, writer="dense index") as staging:
+        with atomic_directory(path, writer=index_writer(KIND)) as staging:
             names = index_file_names(len(self.shards))
             for name, (_, index) in zip(names, self.shards, strict=True):
                 faiss.write_index(index, str(staging / name))

@@ -20,9 +20,24 @@ _QUANTISED_OPS = (b"DynamicQuantizeLinear", b"MatMulInteger", b"QLinearMatMul", 
 
 
 def is_quantised(model_file: Path) -> bool:
-    """Whether the ONNX graph holds quantised ops (its activations are scaled per run)."""
-    with open(model_file, "rb") as f, mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        return any(data.find(op) >= 0 for op in _QUANTISED_OPS)
+    """Whether the ONNX graph holds quantised ops (its activations are scaled per run). Read
+    before the session is made: a file that cannot be read (missing, a folder, not
+    permitted) or that is empty (a copy cut short; mmap refuses it) is refused in one line
+    naming it, as `cpu_session` refuses a graph that onnxruntime cannot run."""
+    try:
+        with open(model_file, "rb") as f:
+            if os.fstat(f.fileno()).st_size == 0:
+                raise BadInputError(
+                    model_file,
+                    None,
+                    "empty (0 bytes), so not an ONNX model: copy or export it again",
+                )
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+                return any(data.find(op) >= 0 for op in _QUANTISED_OPS)
+    except OSError as error:
+        raise BadInputError(
+            model_file, None, f"cannot read the ONNX model ({error.strerror or error})"
+        ) from None
 
 
 def cpu_workers() -> int:

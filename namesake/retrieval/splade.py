@@ -61,6 +61,7 @@ from namesake.retrieval.sparse_search import add_postings, offer, pop_best_first
 from namesake.retrieval.storage import (
     REBUILD,
     damaged,
+    index_writer,
     load_npy,
     read_index_files,
     write_index_files,
@@ -455,7 +456,7 @@ class SpladeRetriever:
 
     def save(self, path: str | os.PathLike) -> None:
         """Writes the index to directory `path`, replacing it only once complete."""
-        with atomic_directory(path, writer="splade index") as staging:
+        with atomic_directory(path, writer=index_writer(KIND)) as staging:
             arrays = (self.data, self.indices, self.indptr, self.passage_documents)
             for name, array in zip(INDEX_FILES, arrays, strict=True):
                 np.save(staging / name, np.asarray(array), allow_pickle=False)

@@ -3,7 +3,9 @@
 ``document_ids.arrow`` (document ids in index order).
 
 A file of an index that cannot be read (truncated, overwritten, missing) is reported in one
-line naming it and saying that the index must be rebuilt (:func:`reading`, :func:`damaged`).
+line naming it and saying that the index must be rebuilt (:func:`reading`, :func:`damaged`);
+so is a field of ``retriever.json`` of the wrong type, checked against its kind's schema
+(`namesake.retrieval.index_schema`) when the index is opened (:func:`read_settings`).
 """
 
 from __future__ import annotations
@@ -14,16 +16,35 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+import msgspec
 import numpy as np
 import pyarrow as pa
 import pyarrow.feather as feather
 
-from namesake.errors import BadInputError, NamesakeError
+from namesake.errors import BadInputError, NamesakeError, describe_json_error
+from namesake.outputs import Output, check_outputs
+from namesake.retrieval.index_schema import SCHEMAS
 
 FORMAT_VERSION = 1
 SETTINGS_FILE = "retriever.json"
 IDS_FILE = "document_ids.arrow"
 REBUILD = "the index must be rebuilt (delete its folder and rerun the command that built it)"
+
+
+def index_writer(kind: str) -> str:
+    """The writer that a ``kind`` index folder's marker names (`namesake.outputs`), e.g.
+    ``"bm25 index"``: a rebuild may replace what it wrote there, and nothing else."""
+    return f"{kind} index"
+
+
+def check_new_index(folder: str | os.PathLike, kind: str, option: str = "--index") -> None:
+    """Refuses, before any work, a ``kind`` index to be built at `folder` where it could not
+    be written (`namesake.outputs.check_outputs`, as every output is checked), instead of
+    failing once it is built. A folder that exists is an index to load: an input, whatever
+    the folder it is in."""
+    folder = Path(folder)
+    if not folder.exists():
+        check_outputs([Output(folder, "folder", index_writer(kind), option)])
 
 
 def damaged(file: str | os.PathLike, problem: str) -> BadInputError:
@@ -103,7 +124,9 @@ def write_index_files(
 
 def read_settings(folder: str | os.PathLike, kind: str) -> dict:
     """The settings of a ``kind`` index (its provenance under ``"provenance"``, when it
-    records one); a wrong folder or an unreadable file is a clear error."""
+    records one), checked against the kind's schema (`namesake.retrieval.index_schema`); a
+    wrong folder, an unreadable file or a field of the wrong type is a clear error naming
+    the file (and the field)."""
     folder = Path(folder)
     file = folder / SETTINGS_FILE
     if not file.is_file():
@@ -116,6 +139,15 @@ def read_settings(folder: str | os.PathLike, kind: str) -> dict:
         raise BadInputError(folder, None, f"a {settings.get('kind')!r} index, not {kind!r}")
     if settings.get("format_version") != FORMAT_VERSION:
         raise BadInputError(folder, None, f"unknown index format {settings.get('format_version')}")
+    try:
+        msgspec.convert(settings, SCHEMAS[kind])
+    except msgspec.ValidationError as error:
+        problem, detail = describe_json_error(error)
+        raise BadInputError(
+            file,
+            None,
+            f"{problem}: {detail}, so {REBUILD}" if detail else f"{problem}, so {REBUILD}",
+        ) from None
     return settings
 
 

@@ -57,6 +57,7 @@ from namesake.retrieval.provenance import new_provenance
 from namesake.retrieval.storage import (
     REBUILD,
     damaged,
+    index_writer,
     load_npy,
     read_index_files,
     write_index_files,
@@ -363,7 +364,7 @@ class TfidfRetriever:
         The shard files are hard-linked when `path` is on the same file system as the
         index's folder (no copy of the postings), copied otherwise.
         """
-        with atomic_directory(path, writer="tfidf index") as staging:
+        with atomic_directory(path, writer=index_writer(KIND)) as staging:
             names = [DOCUMENT_FREQUENCY_FILE] + [
                 _shard_path(Path(), shard, array).name
                 for shard in range(len(self.shard_sizes))

@@ -19,10 +19,11 @@ from namesake.amber.build.reference import COLLECTION_NAMES, COLLECTIONS
 from namesake.amber.evaluation.evaluate import evaluate_run
 from namesake.amber.evaluation.paper import paper_kind, paper_line
 from namesake.amber.evaluation.report import IR_LINE, TableRow, intervals_line, results_table
-from namesake.amber.evaluation.retrieve import open_retriever, retrieve_config
+from namesake.amber.evaluation.retrieve import open_retriever, retrieve_config, retriever_class
 from namesake.errors import NamesakeError
 from namesake.metrics import load_metric
 from namesake.outputs import atomic_file
+from namesake.retrieval.storage import check_new_index
 
 
 @dataclass
@@ -111,6 +112,11 @@ def compare_retrievers(
                     "give the runs distinct labels"
                 )
             seen[key] = run.name
+    if index_dir is not None:  # the indexes it will build, checked as outputs before any work
+        for run in runs:
+            if run.not_trained is None:
+                index = Path(index_dir, run.stem)
+                check_new_index(index, retriever_class(run.kind).INDEX_KIND, "--index-dir")
     metric = load_metric("entity_confusion", metric_path)
     reranker = None
     if rerank:  # before any retrieval: a model that does not load fails first
