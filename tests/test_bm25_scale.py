@@ -13,6 +13,7 @@ from conftest import SAMPLE_KILT
 
 from namesake.cli import main
 from namesake.commands.arguments import byte_size
+from namesake.outputs import FILES_RECORD
 from namesake.retrieval import BM25Retriever, Document
 from namesake.retrieval.bm25 import _tokenizer
 
@@ -247,7 +248,11 @@ def test_retrieve_with_a_tiny_memory_budget_writes_the_same_predictions(sample_b
             + ["--top-k", "10", "--out", str(work / "predictions.jsonl"), *extra]
         )
         runs[label] = (work / "predictions.jsonl").read_text()
-        assert sorted(p.name for p in work.iterdir()) == ["index", "predictions.jsonl"]
+        assert sorted(p.name for p in work.iterdir()) == [
+            FILES_RECORD,
+            "index",
+            "predictions.jsonl",
+        ]
     assert runs["spilled"] == runs["default"]
 
 

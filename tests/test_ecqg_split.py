@@ -9,6 +9,7 @@ import pytest
 
 from namesake.cli import main
 from namesake.ecqg.dpr.split import SplitError, positive_passages, split_by_passage
+from namesake.outputs import FILES_RECORD
 
 GOLD = Path(__file__).parent.parent / "training" / "data" / "tiny_dpr_train.json"
 
@@ -132,7 +133,11 @@ def test_cli_split_gold_writes_items_unchanged_and_counts(tmp_path, capsys):
         f"held_out: {len(held_out)} questions over 3 passages -> {held_out_out}",
         "dropped: 21 questions with positives on both sides",
     ]
-    assert sorted(p.name for p in train_out.parent.iterdir()) == ["held.json", "train.json"]
+    assert sorted(p.name for p in train_out.parent.iterdir()) == [
+        FILES_RECORD,
+        "held.json",
+        "train.json",
+    ]
 
 
 def test_cli_split_gold_errors_name_the_input(tmp_path):
