@@ -21,13 +21,20 @@ so that mteb's result cache, keyed by task name, never mixes two corpora.
 
 from __future__ import annotations
 
+import atexit
 import csv
+import functools
 import hashlib
 import os
 import re
+import shutil
+import tempfile
+import uuid
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import msgspec
 from mteb.abstasks.retrieval import AbsTaskRetrieval
 from mteb.abstasks.task_metadata import TaskMetadata
 
@@ -42,6 +49,7 @@ from namesake.amber.evaluation.beir_export import (
     not_a_query_config,
     read_export,
 )
+from namesake.dumps.reading import iter_json_lines, iter_line_blocks
 from namesake.errors import BadInputError, NamesakeError
 
 REFERENCE = "https://aclanthology.org/2021.acl-long.345"
@@ -120,41 +128,110 @@ def read_beir_folder(folder: str | os.PathLike) -> dict:
     """MTEB's split data from a BEIR folder: ``corpus`` (id, title, text) and ``queries``
     (id, text) as `datasets.Dataset`s, the corpus memory-mapped, not held, and
     ``relevant_docs``: query id -> {document id: relevance}. A missing or malformed file is a
-    BadInputError naming it."""
-    from datasets import Value, load_dataset
-
+    BadInputError naming it (and the line)."""
     folder = Path(folder)
-    tables = {}
-    for name in (CORPUS, QUERIES):
-        path = folder / name
-        if not path.is_file():
-            raise BadInputError(path, None, "no such file: not a BEIR folder")
-        table = load_dataset("json", data_files=str(path), split="train")
-        if "_id" not in table.column_names:
-            raise BadInputError(path, None, "no _id field: not a BEIR file")
-        tables[name] = table.cast_column("_id", Value("string")).rename_column("_id", "id")
+    for name in (CORPUS, QUERIES, QRELS):
+        if not (folder / name).exists():
+            raise BadInputError(folder / name, None, "no such file: not a BEIR folder")
     return {
-        "corpus": tables[CORPUS],
-        "queries": tables[QUERIES],
+        "corpus": read_beir_lines(folder / CORPUS, BeirDocument),
+        "queries": read_beir_lines(folder / QUERIES, BeirQuery),
         "relevant_docs": read_qrels(folder / QRELS),
         "top_ranked": None,
     }
 
 
-def read_qrels(path: Path) -> dict[str, dict[str, int]]:
-    """BEIR's ``query-id corpus-id score`` TSV (with its header) as query id -> {doc: score}."""
+class BeirDocument(msgspec.Struct, kw_only=True):
+    """A line of a BEIR ``corpus.jsonl``; ids may be numbers, read as their text."""
+
+    id: str | int = msgspec.field(name="_id")
+    title: str = ""
+    text: str
+
+
+class BeirQuery(msgspec.Struct, kw_only=True):
+    """A line of a BEIR ``queries.jsonl``."""
+
+    id: str | int = msgspec.field(name="_id")
+    text: str
+
+
+_BATCH_ROWS = 10_000
+
+
+def read_beir_lines(path: str | os.PathLike, record: type[msgspec.Struct]):
+    """The records of a BEIR JSON-lines file (`BeirDocument`s or `BeirQuery`s) as a
+    `datasets.Dataset` of string columns, memory-mapped from an Arrow file in a folder of the
+    datasets cache that is removed when the process ends (`_scratch_folder`).
+
+    Read by `namesake.dumps.reading.iter_json_lines`, strictly and once (a pipe too), not by
+    ``datasets``' JSON loader, which reads a field of mixed types as the JSON text of some
+    of its values (an ``_id`` of 1 on one line and "q2" on the next gives '"q2"') and a
+    missing field as None."""
+    import pyarrow as pa
+    from datasets import Dataset
+
+    names = list(record.__struct_fields__)
+    schema = pa.schema([(name, pa.string()) for name in names])
+    target = _scratch_folder() / f"{uuid.uuid4().hex}.arrow"
+    columns: dict[str, list[str]] = {name: [] for name in names}
+    with pa.OSFile(str(target), "wb") as sink, pa.ipc.new_stream(sink, schema) as writer:
+        for _, line in iter_json_lines(path, msgspec.json.Decoder(record)):
+            for name in names:
+                columns[name].append(str(getattr(line, name)))
+            if len(columns[names[0]]) == _BATCH_ROWS:
+                writer.write_batch(pa.record_batch(list(columns.values()), schema=schema))
+                columns = {name: [] for name in names}
+        writer.write_batch(pa.record_batch(list(columns.values()), schema=schema))
+    return Dataset.from_file(str(target))
+
+
+@functools.cache
+def _scratch_folder() -> Path:
+    """A folder for this process's Arrow files (and the caches `datasets` writes beside
+    them), in the datasets cache, removed at exit."""
+    from datasets import config
+
+    config.HF_DATASETS_CACHE.mkdir(parents=True, exist_ok=True)
+    folder = Path(tempfile.mkdtemp(prefix="namesake-beir-", dir=config.HF_DATASETS_CACHE))
+    atexit.register(shutil.rmtree, folder, ignore_errors=True)
+    return folder
+
+
+def read_qrels(path: str | os.PathLike) -> dict[str, dict[str, int]]:
+    """BEIR's ``query-id corpus-id score`` TSV (its first line a header, skipped as BEIR's
+    loader skips it; fields unquoted as its ``csv`` reader does) as query id -> {doc: score}.
+    Blank lines are skipped; any other line that is not three fields, the last an ASCII
+    integer, is a BadInputError naming it."""
     relevant: dict[str, dict[str, int]] = {}
+    rows = csv.reader(_text_lines(path), delimiter="\t")
     try:
-        with open(path, encoding="utf-8", newline="") as f:
-            rows = csv.reader(f, delimiter="\t")
-            next(rows, None)
-            for line_no, row in enumerate(rows, 2):
-                if len(row) != 3 or not row[2].lstrip("-").isdigit():
-                    raise BadInputError(path, line_no, "not 'query-id<TAB>corpus-id<TAB>score'")
-                relevant.setdefault(row[0], {})[row[1]] = int(row[2])
-    except FileNotFoundError:
-        raise BadInputError(path, None, "no such file: not a BEIR folder") from None
+        next(rows, None)
+        for row in rows:
+            if not row:
+                continue
+            if len(row) != 3 or _RELEVANCE.fullmatch(row[2]) is None:
+                raise BadInputError(path, rows.line_num, "not 'query-id<TAB>corpus-id<TAB>score'")
+            relevant.setdefault(row[0], {})[row[1]] = int(row[2])
+    except csv.Error as exc:  # a field over csv's limit (128 KiB), a NUL byte
+        raise BadInputError(path, rows.line_num, f"not a TSV line ({exc})") from None
     return relevant
+
+
+_RELEVANCE = re.compile(r"-?[0-9]+")  # [0-9]: ASCII digits, which int() reads alone
+
+
+def _text_lines(path: str | os.PathLike) -> Iterator[str]:
+    """The lines of a UTF-8 text file (or pipe), without their newlines, numbered as
+    `namesake.dumps.reading.iter_line_blocks` numbers them (a line ends at a newline only)."""
+    for first_line, block in iter_line_blocks(path):
+        try:
+            text = block.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            line = first_line + block[: exc.start].count(b"\n")
+            raise BadInputError(path, line, "not UTF-8 text") from None
+        lines = text.split("\n")
+        yield from lines[:-1] if text.endswith("\n") else lines
 
 
 def _revision(folder: Path) -> str:

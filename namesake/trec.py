@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Iterable, Mapping
+import re
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
 from namesake.dumps.reading import iter_line_blocks
@@ -86,11 +87,30 @@ def write_qrels(path: str | os.PathLike, qrels: Mapping[str, Mapping[str, int]])
                 f.write(f"{relevance}\n")
 
 
+#: a rank and a score as trec_eval reads them (C's atol and atof): ASCII digits only. Python's
+#: int and float take '1_0' for 10 and digits of other scripts, which trec_eval does not.
+#: nan and inf are read, and refused as not finite.
+_RANK = re.compile(rb"[+-]?[0-9]+")
+_SCORE = re.compile(
+    rb"[+-]?(?:(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?|(?i:nan|inf|infinity))"
+)
+
+
+def _is_rank(text: bytes) -> bool:
+    return text.isdigit() or _RANK.fullmatch(text) is not None  # isdigit: the fast, usual case
+
+
+def _is_score(text: bytes) -> bool:
+    """Whether `text` is a score (`_SCORE`); a plain decimal ('12.75') is told without the
+    regular expression, which takes three times as long as reading the rest of the line."""
+    return text.replace(b".", b"", 1).isdigit() or _SCORE.fullmatch(text) is not None
+
+
 @dataclass
 class _Ranked:
     """What has been read of one query: its documents in rank order, with their line numbers."""
 
-    docs: dict[str, int]
+    docs: dict[bytes, int]
     scores: list[float]
     rank: int
     score: float
@@ -102,46 +122,50 @@ def read_run(path: str | os.PathLike) -> dict[str, list[str]]:
     return {query: [doc for doc, _ in ranked] for query, ranked in read_scored_run(path).items()}
 
 
-def read_scored_run(path: str | os.PathLike) -> dict[str, list[tuple[str, float]]]:
+def read_scored_run(
+    path: str | os.PathLike, blocks: Iterator[tuple[int, bytes]] | None = None
+) -> dict[str, list[tuple[str, float]]]:
     """query id -> its (document id, score) pairs in rank order; any fault is a BadInputError
-    naming the line.
+    naming the line. `blocks`: the file's line blocks where the caller has begun reading them
+    (`namesake.dumps.reading.iter_line_blocks`), as a pipe is read once.
 
-    A query's lines need not be contiguous (a merged run), but down the file its ranks must
-    increase and its scores must not: the order the ranks give is the order trec_eval's
-    scores give (ties aside: trec_eval breaks them by document id, namesake by rank).
+    Lines are read as trec_eval reads them: split on ASCII white space only (a no-break space
+    is part of a field, as in trec_eval), the rank and score in ASCII digits (`_RANK`,
+    `_SCORE`); ids are UTF-8. A query's lines need not be contiguous (a merged run), but down
+    the file its ranks must increase and its scores must not: the order the ranks give is the
+    order trec_eval's scores give (ties aside: trec_eval breaks them by document id, namesake
+    by rank).
     """
-    queries: dict[str, _Ranked] = {}
-    for first_line, block in iter_line_blocks(path):
+    queries: dict[bytes, _Ranked] = {}
+    for first_line, block in iter_line_blocks(path) if blocks is None else blocks:
         try:
-            text = block.decode("utf-8")
+            block.decode("utf-8")
         except UnicodeDecodeError as exc:
             line = first_line + block[: exc.start].count(b"\n")
             raise BadInputError(path, line, "not UTF-8 text: not a TREC run?") from None
-        for line_no, line in enumerate(text.splitlines(), first_line):
-            fields = line.split()
+        for line_no, line in enumerate(block.split(b"\n"), first_line):
+            fields = line.split()  # bytes.split: on ASCII white space only
             if not fields:
                 continue
             if len(fields) != 6:
                 raise BadInputError(
                     path,
                     line_no,
-                    f"expected 6 fields '{RUN_FIELDS}', found {len(fields)}: {line[:80]!r}",
+                    f"expected 6 fields '{RUN_FIELDS}', found {len(fields)}: "
+                    f"{line[:80].decode(errors='replace')!r}",
                 )
             query_id, _, doc_id, rank_text, score_text, _ = fields
-            try:
-                rank = int(rank_text)
-            except ValueError:
+            if not _is_rank(rank_text):
                 raise BadInputError(
-                    path, line_no, f"rank {rank_text!r} (4th field) is not an integer"
-                ) from None
-            try:
-                score = float(score_text)
-            except ValueError:
+                    path, line_no, f"rank {rank_text.decode()!r} (4th field) is not an integer"
+                )
+            if not _is_score(score_text):
                 raise BadInputError(
-                    path, line_no, f"score {score_text!r} (5th field) is not a number"
-                ) from None
+                    path, line_no, f"score {score_text.decode()!r} (5th field) is not a number"
+                )
+            rank, score = int(rank_text), float(score_text)
             if not math.isfinite(score):
-                raise BadInputError(path, line_no, f"score {score_text!r} is not finite")
+                raise BadInputError(path, line_no, f"score {score_text.decode()!r} is not finite")
             if rank < 0:
                 raise BadInputError(path, line_no, f"rank {rank} is negative")
             seen = queries.get(query_id)
@@ -152,42 +176,39 @@ def read_scored_run(path: str | os.PathLike) -> dict[str, list[tuple[str, float]
                 raise BadInputError(
                     path,
                     line_no,
-                    f"document {doc_id} is ranked twice for query {query_id} (first on line "
-                    f"{seen.docs[doc_id]})",
+                    f"document {doc_id.decode()} is ranked twice for query {query_id.decode()} "
+                    f"(first on line {seen.docs[doc_id]})",
                 )
             if rank <= seen.rank:
                 raise BadInputError(
                     path,
                     line_no,
-                    f"rank {rank} of query {query_id} comes after rank {seen.rank} (line "
-                    f"{seen.line}): ranks must increase down the file",
+                    f"rank {rank} of query {query_id.decode()} comes after rank {seen.rank} "
+                    f"(line {seen.line}): ranks must increase down the file",
                 )
             if score > seen.score:
                 raise BadInputError(
                     path,
                     line_no,
-                    f"score {score_text} at rank {rank} of query {query_id} is above the score "
-                    f"{seen.score!r} of rank {seen.rank} (line {seen.line}): trec_eval orders by "
-                    "score, so ranks and scores must agree",
+                    f"score {score_text.decode()} at rank {rank} of query {query_id.decode()} is "
+                    f"above the score {seen.score!r} of rank {seen.rank} (line {seen.line}): "
+                    "trec_eval orders by score, so ranks and scores must agree",
                 )
             seen.docs[doc_id] = line_no
             seen.scores.append(score)
             seen.rank, seen.score, seen.line = rank, score, line_no
     return {
-        query_id: list(zip(ranked.docs, ranked.scores, strict=True))
+        query_id.decode(): [
+            (doc_id.decode(), score)
+            for doc_id, score in zip(ranked.docs, ranked.scores, strict=True)
+        ]
         for query_id, ranked in queries.items()
     }
 
 
-def looks_like_run_line(line: str) -> bool:
-    """Whether a line has the shape of a TREC run line (six fields, integer rank, numeric
-    score): how a predictions file's format is told from its content."""
+def looks_like_run_line(line: bytes) -> bool:
+    """Whether a line has the shape of a TREC run line as `read_scored_run` reads it (six
+    fields, integer rank, numeric score): how a predictions file's format is told from its
+    content."""
     fields = line.split()
-    if len(fields) != 6:
-        return False
-    try:
-        int(fields[3])
-        float(fields[4])
-    except ValueError:
-        return False
-    return True
+    return len(fields) == 6 and _is_rank(fields[3]) and _is_score(fields[4])

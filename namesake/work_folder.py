@@ -13,13 +13,18 @@ import shutil
 from collections.abc import Iterable
 from pathlib import Path
 
+from namesake.dumps.reading import require_regular_file
 from namesake.errors import BadInputError
 from namesake.outputs import atomic_file
 
 
 def input_identity(path: Path) -> dict:
     """What says a dump file is the same one: its name, size and the SHA-256 of its first
-    MiB (cheap on a 20 GB file, and a different dump or a truncated copy differs)."""
+    MiB (cheap on a 20 GB file, and a different dump or a truncated copy differs). A pipe
+    is refused, before anything of it is read: it cannot be read here and again by the work."""
+    require_regular_file(
+        path, "it is known by its content before it is read, and a pipe reads once"
+    )
     with path.open("rb") as f:
         head = hashlib.sha256(f.read(1 << 20)).hexdigest()
     return {"name": path.name, "bytes": path.stat().st_size, "first_mib_sha256": head}

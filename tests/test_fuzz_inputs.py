@@ -17,6 +17,10 @@ valid wikitext) are held to the first two and to "no other exception".
 
 The examples are derandomized and bounded (`FUZZ`), so `make test` runs the same ones in
 a few seconds a format.
+
+Every line format is also read whole in the ways a user gives a file besides a plain path:
+saved with a UTF-8 byte-order mark, through a pipe (``/dev/stdin``, a FIFO), each read as the
+file is; and a folder given for the file is refused by name.
 """
 
 from __future__ import annotations
@@ -45,7 +49,9 @@ from conftest import (
 from dumps import item, split_pages
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from pipe_inputs import PIPES, piped
 
+from namesake.dumps.reading import UTF8_BOM
 from namesake.errors import BadInputError, InputProblems
 
 #: the same examples on every run (`make test` is not a lottery), few enough for seconds a
@@ -394,6 +400,55 @@ def xml_format() -> LineFormat:
     )
 
 
+def beir_corpus_format() -> LineFormat:
+    """A BEIR export's corpus.jsonl, as `namesake.mteb` reads it for MTEB."""
+    from namesake.mteb import BeirDocument, read_beir_lines
+
+    lines = [
+        _encode({"_id": str(300 + n), "title": f"Café {n}", "text": f"The text of page {n}."})
+        for n in range(6)
+    ]
+    return LineFormat(
+        "beir_corpus",
+        lines,
+        lambda path, strict: read_beir_lines(path, BeirDocument).to_list(),
+        counts=False,
+        lenient_keys=frozenset({"_id"}),  # a number or a string: read as its text
+        suffix=".jsonl",
+    )
+
+
+def beir_queries_format() -> LineFormat:
+    from namesake.mteb import BeirQuery, read_beir_lines
+
+    lines = [_encode({"_id": f"query-{n}", "text": f"Who is Abe {n}?"}) for n in range(6)]
+    return LineFormat(
+        "beir_queries",
+        lines,
+        lambda path, strict: read_beir_lines(path, BeirQuery).to_list(),
+        counts=False,
+        lenient_keys=frozenset({"_id"}),
+        suffix=".jsonl",
+    )
+
+
+def beir_qrels_format() -> LineFormat:
+    """A BEIR export's qrels/test.tsv: a header, then 'query-id TAB corpus-id TAB score'."""
+    from namesake.mteb import read_qrels
+
+    lines = [b"query-id\tcorpus-id\tscore"]
+    lines += [f"query-{n}\t{300 + n + k}\t{k % 2}".encode() for n in range(4) for k in range(2)]
+    return LineFormat(
+        "beir_qrels",
+        lines,
+        lambda path, strict: read_qrels(path),
+        counts=False,
+        exact=False,  # a huge or cut id is another, valid id
+        json=False,
+        suffix=".tsv",
+    )
+
+
 FORMATS = {
     "wikidata": wikidata_format,
     "kilt": kilt_format,
@@ -403,6 +458,9 @@ FORMATS = {
     "pagecounts-ez": lambda: pageviews_format(SAMPLE_PAGECOUNTS_EZ, b"en.z "),
     "pageviews-complete": lambda: pageviews_format(SAMPLE_PAGEVIEWS_COMPLETE, b"en.wikipedia "),
     "wikipedia": xml_format,
+    "beir_corpus": beir_corpus_format,
+    "beir_queries": beir_queries_format,
+    "beir_qrels": beir_qrels_format,
 }
 
 
@@ -422,6 +480,52 @@ def test_fuzz_line_formats(name, tmp_path_factory):
         check_outcome(fmt, folder, mutation, baseline)
 
     mutated()
+
+
+# ---------------------------------------------------------------------------------------
+# The same input as a file, with a byte-order mark, through a pipe; and a folder instead
+
+
+def _read_whole(fmt: LineFormat, path: Path):
+    """What `fmt`'s reader makes of `path`, which must hold no bad line."""
+    outcome = fmt.read(path, False)
+    if fmt.counts:
+        outcome, counted = outcome
+        assert counted == [], counted
+    return outcome
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_every_reader_reads_a_file_with_a_byte_order_mark_as_without(name, tmp_path):
+    """A UTF-8 file saved with a byte-order mark (EF BB BF) reads as without it: its first
+    line is not lost, nor its first id changed (a TREC run's first query id began with it)."""
+    fmt = FORMATS[name]()
+    path = fmt.write(tmp_path / f"{name}{fmt.suffix}", fmt.lines)
+    marked = tmp_path / f"marked{fmt.suffix}"
+    marked.write_bytes(UTF8_BOM + path.read_bytes())
+    assert _read_whole(fmt, marked) == _read_whole(fmt, path)
+
+
+@pytest.mark.parametrize("how", PIPES)
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_every_reader_reads_a_pipe_as_the_file(name, how, tmp_path):
+    """/dev/stdin on a pipe, or a FIFO (`<(zcat dump.gz)`): read once, whole. Before, the
+    first bytes went to telling the compression (and a run's format), then were lost."""
+    fmt = FORMATS[name]()
+    path = fmt.write(tmp_path / f"{name}{fmt.suffix}", fmt.lines)
+    with piped(path.read_bytes(), how, tmp_path) as pipe:
+        assert _read_whole(fmt, pipe) == _read_whole(fmt, path)
+
+
+@pytest.mark.parametrize("name", list(FORMATS))
+def test_every_reader_refuses_a_folder_by_name(name, tmp_path):
+    fmt = FORMATS[name]()
+    folder = tmp_path / f"{name}{fmt.suffix}"
+    folder.mkdir()
+    with pytest.raises(BadInputError) as caught:
+        fmt.read(folder, False)
+    assert (caught.value.path, caught.value.line) == (str(folder), None)
+    assert caught.value.message == "is a folder, not a file"
 
 
 # ---------------------------------------------------------------------------------------

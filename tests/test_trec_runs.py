@@ -4,12 +4,17 @@ refused naming its line."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
 from conftest import SAMPLE_KILT
+from pipe_inputs import fifo_of
 
 from namesake.amber.evaluation.predictions import read_predictions, write_predictions
 from namesake.cli import main
@@ -17,6 +22,8 @@ from namesake.errors import BadInputError, NamesakeError
 from namesake.trec import read_run, write_qrels, write_run
 
 IR = ("ndcg@10", "mrr@10", "r-precision", "recall@20", "recall@100")
+NAMESAKE = Path(sys.executable).with_name("namesake")
+BOM = b"\xef\xbb\xbf"
 
 
 @pytest.fixture(scope="module")
@@ -120,6 +127,15 @@ GOOD = "q1 Q0 d1 1 3.0 t\nq1 Q0 d2 2 2.0 t\nq2 Q0 d1 1 1.5 t\n"
         (GOOD + "q1 Q0 d3 2 1.0 t\n", 4, "rank 2 of query q1 comes after rank 2 (line 2)"),
         (GOOD + "q2 Q0 d3 2 9.0 t\n", 4, "is above the score 1.5 of rank 1 (line 3)"),
         ("q1 Q0 d1 1 3.0 t\nq1 Q0 \xff 2 2.0 t\n", 2, "not UTF-8"),
+        # read as trec_eval reads them: Python's int and float take these, trec_eval does not
+        (GOOD + "q2 Q0 d3 1_0 1.0 t\n", 4, "rank '1_0' (4th field) is not an integer"),
+        (GOOD + "q2 Q0 d3 2 0_5 t\n", 4, "score '0_5' (5th field) is not a number"),
+        (GOOD + "q2 Q0 d3 \u0662 1.0 t\n", 4, "rank '\u0662' (4th field) is not an integer"),
+        (GOOD + "q2 Q0 d3 2 \uff11.0 t\n", 4, "score '\uff11.0' (5th field) is not a number"),
+        # split on ASCII white space only: a no-break space, an em space or \x1f splits nothing
+        (GOOD + "q2 Q0 d3\u00a02 1.0 t\n", 4, "expected 6 fields"),
+        (GOOD + "q2 Q0 d3 2\u20031.0 t\n", 4, "expected 6 fields"),
+        (GOOD + "q2 Q0 d3\x1f2 1.0 t\n", 4, "expected 6 fields"),
     ],
 )
 def test_a_bad_run_is_refused_naming_its_line(tmp_path, text, line, message):
@@ -131,12 +147,25 @@ def test_a_bad_run_is_refused_naming_its_line(tmp_path, text, line, message):
     assert message in caught.value.message
 
 
-def test_a_file_of_neither_format_is_refused_naming_its_line(tmp_path):
+@pytest.mark.parametrize("first", ["q1 d1 1", "q1 Q0 d1 1_0 3.0 t", "q1 Q0 d1 1 3.0\u00a0t"])
+def test_a_file_of_neither_format_is_refused_naming_its_line(tmp_path, first):
+    """The format is told by the rules the TREC reader reads by: a line it would refuse is
+    not taken for a run line."""
     path = tmp_path / "run.txt"
-    path.write_text("\nq1 d1 1\n")
+    path.write_text(f"\n{first}\n")
     with pytest.raises(BadInputError, match="neither a KILT JSON line nor a TREC run line") as e:
         read_predictions(path)
     assert e.value.line == 2
+
+
+def test_fields_are_split_on_ascii_white_space_and_ids_kept_whole(tmp_path):
+    """trec_eval splits on C's isspace (space, tab, CR, LF, VT, FF) and ends a line at LF
+    only: ids holding a no-break space or a Unicode line separator are one field on one
+    line, and CRLF line ends read as LF."""
+    path = tmp_path / "run.trec"
+    text = "q\u00a01\tQ0\x0bd\u20281\x0c1 3.0 t\r\nq\u00a01 Q0 d\x852 2 2e0 t\r\n"
+    path.write_bytes(text.encode())
+    assert read_run(path) == {"q\u00a01": ["d\u20281", "d\x852"]}
 
 
 def test_a_merged_run_reads_per_query_in_rank_order(tmp_path):
@@ -204,3 +233,91 @@ def test_an_id_that_splits_a_line_is_refused_by_every_trec_writer(tmp_path, bad)
     with pytest.raises(NamesakeError, match=re.escape(f"document id {bad!r} cannot be written")):
         write_run(run, [("q", [(bad, 1.0)])], "t")
     assert not qrels.exists() and not run.exists()
+
+
+def _namesake(*args, **options) -> subprocess.CompletedProcess:
+    return subprocess.run([str(NAMESAKE), *map(str, args)], capture_output=True, **options)
+
+
+def _evaluate(dataset, predictions, out, **options) -> subprocess.CompletedProcess:
+    return _namesake(
+        *("evaluate", "--dataset", dataset, "--config", "human_qa"),
+        *("--predictions", predictions, "--out", out),
+        **options,
+    )
+
+
+@pytest.mark.parametrize(
+    "run, given",
+    [
+        ("bm25.trec", "stdin"),
+        ("bm25.jsonl", "stdin, gzip"),
+        ("bm25.trec", "fifo"),
+        ("bm25.trec", "byte-order mark"),
+        ("bm25.jsonl", "byte-order mark"),
+    ],
+)
+def test_a_run_from_a_pipe_or_with_a_byte_order_mark_scores_as_the_file(runs, tmp_path, run, given):
+    """`--predictions /dev/stdin` (a pipe, as `zcat run.gz | namesake evaluate ...` gives it),
+    a FIFO (bash's `<(zcat run.gz)`) and a run saved with a UTF-8 byte-order mark all give the
+    file's figures. Before, a pipe lost the block that format and compression detection read
+    ('no predictions', or wrong figures with --allow-missing), and the mark made the first
+    query id U+FEFF and the query id (entity confusion 38.9 -> 33.3 on the demo's BM25 run)."""
+    dataset, work = runs
+    data = (work / run).read_bytes()
+    out = tmp_path / "report"
+    if given.startswith("stdin"):
+        piped = gzip.compress(data) if "gzip" in given else data
+        done = _evaluate(dataset, "/dev/stdin", out, input=piped)
+    elif given == "fifo":
+        with fifo_of(data, tmp_path) as fifo:
+            done = _evaluate(dataset, fifo, out)
+    else:
+        marked = tmp_path / f"marked-{run}"
+        marked.write_bytes(BOM + data)
+        done = _evaluate(dataset, marked, out)
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    assert _metrics(out) == _metrics(work / f"report-{run}")
+
+
+def test_a_run_and_its_copy_with_a_byte_order_mark_compare_as_equal(runs, tmp_path):
+    """compare-runs of a run against itself saved with a mark: every difference is 0 (it
+    reported entity confusion +5.6, with no warning)."""
+    dataset, work = runs
+    marked = tmp_path / "marked.trec"
+    marked.write_bytes(BOM + (work / "bm25.trec").read_bytes())
+    out = tmp_path / "comparison"
+    done = _namesake(
+        *("compare-runs", work / "bm25.trec", marked, "--dataset", dataset),
+        *("--config", "human_qa", "--out", out),
+    )
+    assert done.returncode == 0, done.stderr.decode()[-3000:]
+    measures = json.loads((out / "comparison.json").read_text())["measures"]
+    assert measures and all(row["difference"] == 0 for row in measures)
+
+
+@pytest.mark.parametrize("command", ["evaluate", "fuse", "compare-runs", "amber export"])
+def test_a_folder_given_for_a_file_is_refused_in_one_line_before_any_output(
+    runs, tmp_path, command
+):
+    """A folder where a run (or the KILT corpus) is expected: one line naming it, not an
+    IsADirectoryError traceback, and no output."""
+    dataset, work = runs
+    folder = tmp_path / "run.trec"
+    folder.mkdir()
+    out = tmp_path / "out"
+    config = ("--dataset", dataset, "--config", "human_qa")
+    args = {
+        "evaluate": ("evaluate", *config, "--predictions", folder, "--out", out),
+        "fuse": ("fuse", work / "bm25.trec", folder, "--out", out),
+        "compare-runs": ("compare-runs", work / "bm25.trec", folder, *config, "--out", out),
+        "amber export": ("amber", "export", "--format", "beir", *config, "--corpus", folder)
+        + ("--out", out),
+    }[command]
+    done = _namesake(*args, text=True)
+    assert done.returncode == 1, done.stderr[-3000:]
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        f"namesake: error: {folder}: is a folder, not a file"
+    )
+    assert not out.exists()

@@ -4,6 +4,12 @@ Dumps are read as bytes in large blocks of whole lines, decompressed in backgrou
 threads (libbz2 or rapidgzip), while the caller parses the previous block, in this process
 or in worker processes (`map_blocks`). A malformed line is a `namesake.errors.BadInputError`
 naming the file and line.
+
+Every input is opened once (`open_input`): its compression is told from a head of its first
+bytes, which a regular file seeks back over and a pipe (``/dev/stdin``, a FIFO,
+``<(zcat run.gz)``) gives again before the rest, so a run read from a pipe loses nothing. A
+UTF-8 byte-order mark at the start of the text is dropped where every line reader goes
+(`_line_blocks`), so that TREC runs, JSON lines and page views read alike with or without one.
 """
 
 from __future__ import annotations
@@ -16,10 +22,12 @@ import gzip
 import io
 import os
 import queue
+import stat
 import threading
 import zlib
 from collections import deque
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
@@ -29,42 +37,164 @@ from namesake.errors import JSON_LINE_ERRORS, BadInputError, describe_json_error
 
 BZ2_MAGIC = b"BZh"
 GZIP_MAGIC = b"\x1f\x8b"
+UTF8_BOM = b"\xef\xbb\xbf"
 CHUNK_BYTES = 8 << 20
 
 
-def detect_compression(path: str | os.PathLike) -> str:
-    """'bz2', 'gzip' or 'plain', from the file's magic bytes (not its name)."""
+def _cannot_open(path: str | os.PathLike, exc: OSError) -> BadInputError:
+    if isinstance(exc, FileNotFoundError):
+        return BadInputError(path, None, "no such file")
+    if isinstance(exc, IsADirectoryError):
+        return BadInputError(path, None, "is a folder, not a file")
+    return BadInputError(path, None, f"cannot be read ({exc.strerror or exc})")
+
+
+def require_regular_file(path: str | os.PathLike, why: str) -> None:
+    """Refuses, before anything is read, an input that cannot be read twice or sought in
+    (a pipe, a FIFO, a terminal): a BadInputError naming it and saying `why` it must be a
+    file. Only `stat` is called: a pipe opened to be refused would lose what it held."""
     try:
-        with open(path, "rb") as f:
-            magic = f.read(3)
-    except FileNotFoundError:
-        raise BadInputError(path, None, "no such file") from None
-    if magic.startswith(BZ2_MAGIC):
+        mode = os.stat(path).st_mode
+    except OSError as exc:
+        raise _cannot_open(path, exc) from None
+    if stat.S_ISDIR(mode):
+        raise BadInputError(path, None, "is a folder, not a file")
+    if not stat.S_ISREG(mode):
+        kind = "a pipe" if stat.S_ISFIFO(mode) else "a device"
+        raise BadInputError(path, None, f"is {kind}, not a file: {why}")
+
+
+def _compression(head: bytes) -> str:
+    if head.startswith(BZ2_MAGIC):
         return "bz2"
-    if magic.startswith(GZIP_MAGIC):
+    if head.startswith(GZIP_MAGIC):
         return "gzip"
     return "plain"
 
 
-def open_dump(path: str | os.PathLike, threads: int = 1) -> BinaryIO:
-    """Opens a bz2, gzip or plain file for binary reading, decompressed over `threads`.
+@dataclass
+class OpenedInput:
+    """An input opened once (`open_input`): its compression, told from its first bytes, and
+    `open` for its text. A regular file has been sought back to its start; a pipe's first
+    bytes, read already, are given again before the rest (`_Replayed`)."""
 
-    With several threads, rapidgzip decompresses bz2 and gzip (`_CheckedGzipReader` adds
-    the end-of-file check it lacks for gzip). With one, libbz2 or zlib (`_CtypesReader`),
-    which run without the GIL, so that `iter_line_blocks` overlaps them with the caller's
-    parsing (rapidgzip's one-thread readers hold the GIL). Where those libraries cannot
-    be loaded, Python's bz2 and gzip modules.
+    path: str | os.PathLike
+    compression: str
+    regular: bool  # a regular file, which seeks and can be opened again by its path
+    _raw: io.FileIO
+    _head: bytes
+
+    def open(self, threads: int = 1) -> BinaryIO:
+        """The decompressed text, over `threads` threads (see `open_dump`); closing it
+        closes the input."""
+        if self.regular and threads > 1 and self.compression != "plain":
+            # rapidgzip's parallel readers read a file by path, from several places at once
+            self._raw.close()
+            if self.compression == "bz2":
+                return rapidgzip.IndexedBzip2File(str(self.path), parallelization=threads)
+            return io.BufferedReader(_CheckedGzipReader(self.path, threads), CHUNK_BYTES)
+        source = self._raw if self.regular else _Replayed(self._head, self._raw)
+        if self.compression == "plain":
+            return io.BufferedReader(source, CHUNK_BYTES)
+        if self.compression == "bz2":
+            reader = _Libbz2Reader(source) if _libbz2() else _ModuleReader(bz2, source)
+        else:
+            reader = _ZlibReader(source) if _libz() else _ModuleReader(gzip, source)
+        return io.BufferedReader(reader, CHUNK_BYTES)
+
+    def close(self) -> None:
+        """Closes the input where `open` was not called."""
+        self._raw.close()
+
+    def __enter__(self) -> OpenedInput:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def open_input(path: str | os.PathLike) -> OpenedInput:
+    """Opens `path` once for reading: a file, or a pipe (FIFO, ``/dev/stdin``), read through.
+
+    A folder, a missing file or one that cannot be read is a BadInputError naming it,
+    raised before anything is read."""
+    try:
+        raw = open(path, "rb", buffering=0)  # noqa: SIM115 (closed by the stream it opens)
+    except OSError as exc:  # a folder among them: open() refuses it
+        raise _cannot_open(path, exc) from None
+    regular = stat.S_ISREG(os.fstat(raw.fileno()).st_mode)
+    head = b""
+    while len(head) < len(BZ2_MAGIC) and (more := raw.read(len(BZ2_MAGIC) - len(head))):
+        head += more
+    if regular:
+        raw.seek(0)
+    return OpenedInput(path, _compression(head), regular, raw, b"" if regular else head)
+
+
+def detect_compression(path: str | os.PathLike) -> str:
+    """'bz2', 'gzip' or 'plain', from the file's magic bytes (not its name). It reads the
+    head: a pipe is read with `open_input`, which keeps it."""
+    with open_input(path) as source:
+        return source.compression
+
+
+def open_dump(path: str | os.PathLike, threads: int = 1) -> BinaryIO:
+    """Opens a bz2, gzip or plain file or pipe for binary reading, decompressed over
+    `threads`.
+
+    With several threads, rapidgzip decompresses a bz2 or gzip file (`_CheckedGzipReader`
+    adds the end-of-file check it lacks for gzip). With one, or from a pipe, which those
+    readers cannot seek in, libbz2 or zlib (`_CtypesReader`), which run without the GIL, so
+    that `iter_line_blocks` overlaps them with the caller's parsing (rapidgzip's one-thread
+    readers hold the GIL). Where those libraries cannot be loaded, Python's bz2 and gzip
+    modules.
     """
-    compression = detect_compression(path)
-    if compression == "plain":
-        return open(path, "rb")
-    if compression == "bz2" and threads > 1:
-        return rapidgzip.IndexedBzip2File(str(path), parallelization=threads)
-    if compression == "gzip" and threads > 1:
-        return io.BufferedReader(_CheckedGzipReader(path, threads), CHUNK_BYTES)
-    if compression == "bz2":
-        return io.BufferedReader(_Libbz2Reader(path), CHUNK_BYTES) if _libbz2() else bz2.open(path)
-    return io.BufferedReader(_ZlibReader(path), CHUNK_BYTES) if _libz() else gzip.open(path)
+    return open_input(path).open(threads)
+
+
+class _Replayed(io.RawIOBase):
+    """A pipe whose first bytes (`head`) were read to tell its compression: those bytes
+    again, then the rest of the pipe."""
+
+    def __init__(self, head: bytes, rest: io.FileIO):
+        self._head, self._rest = head, rest
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, target) -> int:
+        if not self._head:
+            return self._rest.readinto(target)
+        count = min(len(target), len(self._head))
+        target[:count] = self._head[:count]
+        self._head = self._head[count:]
+        return count
+
+    def close(self) -> None:
+        if not self.closed:
+            self._rest.close()
+        super().close()
+
+
+class _ModuleReader(io.RawIOBase):
+    """Python's bz2 or gzip module decompressing an open `source`, which it closes with
+    itself (the modules leave a file object they are given open)."""
+
+    def __init__(self, module, source: BinaryIO):
+        self._source = source
+        self._stream = module.open(source)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, target) -> int:
+        return self._stream.readinto(target)
+
+    def close(self) -> None:
+        if not self.closed:
+            self._stream.close()
+            self._source.close()
+        super().close()
 
 
 class _CtypesReader(io.RawIOBase):
@@ -75,14 +205,15 @@ class _CtypesReader(io.RawIOBase):
     for the parser to let go of it (up to the 5 ms switch interval). Stage 1 with one
     worker took 12-18% longer on bz2 than with this reader, and gzip decompression did not
     overlap parsing at all. A ctypes call releases the GIL for the whole call, which fills
-    the caller's buffer (8 MB) directly. Subclasses start, step and end one stream.
+    the caller's buffer (8 MB) directly. Subclasses start, step and end one stream. The
+    compressed bytes come from `source` (a file or a pipe), closed with the reader.
     """
 
     _INPUT_BYTES = 1 << 20
 
-    def __init__(self, path: str | os.PathLike, lib: ctypes.CDLL, stream: ctypes.Structure):
+    def __init__(self, source: BinaryIO, lib: ctypes.CDLL, stream: ctypes.Structure):
         self._lib, self._stream = lib, stream
-        self._file = open(path, "rb")  # noqa: SIM115 (closed by close())
+        self._file = source
         self._input = b""  # what next_in points into
         self._in_stream = False
 
@@ -181,8 +312,8 @@ class _Libbz2Reader(_CtypesReader):
 
     _OK, _STREAM_END = 0, 4
 
-    def __init__(self, path: str | os.PathLike):
-        super().__init__(path, _libbz2(), _BzStream())
+    def __init__(self, source: BinaryIO):
+        super().__init__(source, _libbz2(), _BzStream())
 
     def _start(self) -> None:
         self._check(self._lib.BZ2_bzDecompressInit(ctypes.byref(self._stream), 0, 0))
@@ -241,8 +372,8 @@ class _ZlibReader(_CtypesReader):
     _OK, _STREAM_END, _BUF_ERROR = 0, 1, -5
     _GZIP_WBITS = 16 + 15
 
-    def __init__(self, path: str | os.PathLike):
-        super().__init__(path, _libz(), _ZStream())
+    def __init__(self, source: BinaryIO):
+        super().__init__(source, _libz(), _ZStream())
 
     def _start(self) -> None:
         version, size = self._lib.zlibVersion(), ctypes.sizeof(_ZStream)
@@ -353,29 +484,44 @@ def iter_line_blocks(
 ) -> Iterator[tuple]:
     """Yields (number of the block's first line, block of whole lines) through the file.
 
-    The file is read and decompressed in a background thread, one block ahead, so that
-    decompression (which releases the GIL) overlaps the caller's work on the previous
-    block. A corrupt compressed stream raises BadInputError naming the file and the last
-    line read; a file that does not end with a newline still yields its last line.
+    The file (or pipe) is opened once, at the first block, then read and decompressed in a
+    background thread, one block ahead, so that decompression (which releases the GIL)
+    overlaps the caller's work on the previous block. A corrupt compressed stream raises
+    BadInputError naming the file and the last line read; a file that does not end with a
+    newline still yields its last line; a UTF-8 byte-order mark before the first line is
+    dropped.
 
     With `reading` (a `namesake.dumps.restart.DumpReading`), the pass starts where it says
     and each item carries a third element: a restart point after the block, or None.
     """
-    return _read_ahead(_line_blocks(path, threads, block_bytes or CHUNK_BYTES, reading))
+    return _read_ahead(_line_blocks(path, None, threads, block_bytes or CHUNK_BYTES, reading))
 
 
-def _line_blocks(path, threads: int, block_bytes: int, reading) -> Iterator[tuple]:
+def _line_blocks(
+    path, source: OpenedInput | None, threads: int, block_bytes: int, reading
+) -> Iterator[tuple]:
+    """`iter_line_blocks`'s work, in the reading thread; `source`: the input already opened
+    (`map_blocks` tells its compression first), or None: opened here."""
     line_no = 1 if reading is None else reading.first_line
     offset = 0 if reading is None else reading.offset
-    compression = detect_compression(path)
-    with open_dump(path, threads) if reading is None else reading.open() as stream:
+    if reading is not None:
+        compression, stream = reading.compression, reading.open()
+    else:
+        source = source or open_input(path)
+        compression, stream = source.compression, source.open(threads)
+    with stream:
         rest = b""
+        at_start = offset == 0
         while True:
             try:
                 data = stream.read(block_bytes)
             except Exception as exc:  # rapidgzip raises several types for corrupt data
                 message = f"corrupt or truncated {compression} stream after this line ({exc})"
                 raise BadInputError(path, line_no, message) from exc
+            if at_start:
+                at_start = False
+                if data.startswith(UTF8_BOM):  # restart points count it: they are offsets
+                    data, offset = data[len(UTF8_BOM) :], offset + len(UTF8_BOM)
             if not data:
                 break
             cut = data.rfind(b"\n") + 1
@@ -460,8 +606,10 @@ def map_blocks(
 
     from tqdm.auto import tqdm
 
-    blocks = iter_line_blocks(path, threads=workers, reading=reading)
-    processes = _pool_size(path, workers)
+    source = open_input(path) if reading is None else None  # opened once, told first
+    compression = reading.compression if source is None else source.compression
+    processes = _pool_size(compression, workers)
+    blocks = _read_ahead(_line_blocks(path, source, workers, CHUNK_BYTES, reading))
     progress = tqdm(
         desc=desc or f"Reading {Path(path).name}",
         unit="B",
@@ -500,25 +648,28 @@ def map_blocks(
 _BZ2_THREADS_PER_PARSER = 4
 
 
-def _pool_size(path: str | os.PathLike, workers: int) -> int:
+def _pool_size(compression: str, workers: int) -> int:
     """Parsing processes for map_blocks; 0: parse in this process."""
     if workers <= 1:
         return 0
-    if detect_compression(path) == "bz2":
+    if compression == "bz2":
         return 0 if workers <= _BZ2_THREADS_PER_PARSER else -(-workers // _BZ2_THREADS_PER_PARSER)
     return workers
 
 
-def iter_json_lines(path: str | os.PathLike, decoder) -> Iterator[tuple[int, object]]:
+def iter_json_lines(
+    path: str | os.PathLike, decoder, blocks: Iterator[tuple] | None = None
+) -> Iterator[tuple[int, object]]:
     """Yields (line number, decoded record) for each non-blank line of a JSON-lines file.
 
     `decoder` is a typed ``msgspec.json.Decoder``; a line it rejects raises BadInputError
     naming the file and line and saying what was wrong (`describe_json_error`; strict:
-    these files are small enough to be fixed and re-run).
+    these files are small enough to be fixed and re-run). `blocks`: the file's line blocks
+    (`iter_line_blocks`) where the caller has begun reading them, as a pipe is read once.
     """
     import msgspec
 
-    for first_line, block in iter_line_blocks(path):
+    for first_line, block in iter_line_blocks(path) if blocks is None else blocks:
         for line_no, line in enumerate(block.splitlines(), first_line):
             if not line or line.isspace():  # blank (isspace does not copy the line)
                 continue

@@ -36,7 +36,7 @@ from typing import BinaryIO
 import numpy as np
 import rapidgzip
 
-from namesake.dumps.reading import detect_compression, open_dump
+from namesake.dumps.reading import detect_compression, open_dump, require_regular_file
 from namesake.errors import BadInputError
 
 #: text between two restart points: at stage 1's speed on one worker (~27 MB/s, see
@@ -55,7 +55,8 @@ _TOO_SHORT = "ends before the restart point: not the dump the restart point was 
 
 class DumpReading:
     """One pass over `path`, from `start` (a restart point, or None for the beginning),
-    which hands out restart points as it goes (`checkpoint`)."""
+    which hands out restart points as it goes (`checkpoint`). `path` must be a file: a pipe
+    cannot be read again from a restart point, and is refused before it is read."""
 
     def __init__(
         self,
@@ -64,6 +65,7 @@ class DumpReading:
         start: dict | None = None,
         every: int = RESTART_EVERY_BYTES,
     ):
+        require_regular_file(path, "a pass that resumes reads the dump again from where it stopped")
         self.path = Path(path)
         self.threads = max(1, threads)
         self.start = start if start and start["offset"] else None  # offset 0: a fresh pass

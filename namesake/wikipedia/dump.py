@@ -19,7 +19,12 @@ from xml.parsers import expat
 
 import rapidgzip
 
-from namesake.dumps.reading import detect_compression, open_dump
+from namesake.dumps.reading import (
+    detect_compression,
+    open_dump,
+    open_input,
+    require_regular_file,
+)
 from namesake.errors import BadInputError, InputProblems
 
 CHUNK_BYTES = 1 << 20
@@ -56,10 +61,10 @@ def iter_pages(
     truncated XML or bz2 raises BadInputError naming the file, the XML line and the last
     page read.
     """
-    compression = detect_compression(path)
-    with open_dump(path, threads) as stream:
+    source = open_input(path)  # a file or a pipe, read once
+    with source.open(threads) as stream:
         reader = _PageReader(path, problems, namespaces, where="")
-        yield from reader.read(_chunks(stream, path, compression, reader))
+        yield from reader.read(_chunks(stream, path, source.compression, reader))
 
 
 def stream_offsets(path: str | os.PathLike, index: str | os.PathLike | None = None) -> list[int]:
@@ -67,9 +72,10 @@ def stream_offsets(path: str | os.PathLike, index: str | os.PathLike | None = No
 
     With `index` (the dump's `*-multistream-index.txt.bz2`, lines `offset:page_id:title`)
     the offsets are read from it; otherwise the file is scanned for stream headers (about
-    1 GB/s). A single-stream bz2 file, or a plain one, gives [0]: one range.
+    1 GB/s). A single-stream bz2 file, or a plain one, gives [0]: one range; so does a
+    pipe, which is read through once (nothing of it is read here).
     """
-    if detect_compression(path) != "bz2":
+    if not os.path.isfile(path) or detect_compression(path) != "bz2":
         return [0]
     if index is not None:
         offsets = {0}
@@ -126,6 +132,7 @@ def iter_pages_between(
     its own: the XML root is opened before it and closed after it where the range lacks
     them. Errors name the range's first byte.
     """
+    require_regular_file(path, "a dump is read by byte ranges only from a file")
     if detect_compression(path) != "bz2":
         if start == 0 and end >= os.path.getsize(path):
             yield from iter_pages(path, problems, namespaces)

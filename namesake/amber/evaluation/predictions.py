@@ -5,8 +5,9 @@ system's output (Pyserini, ColBERT, an LLM reranker) is scored without conversio
 
 from __future__ import annotations
 
+import itertools
 import os
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 import msgspec
 
@@ -72,24 +73,30 @@ def _provenance(
     return record
 
 
-def detect_format(path: str | os.PathLike) -> str:
-    """ "kilt" or "trec", from the first non-blank line; neither is an error naming it."""
-    for first_line, block in iter_line_blocks(path):
-        for line_no, line in enumerate(block.splitlines(), first_line):
-            text = line.decode("utf-8", "replace").strip()
+def detect_format(
+    path: str | os.PathLike, blocks: Iterator[tuple[int, bytes]]
+) -> tuple[str, Iterator]:
+    """("kilt" or "trec", the line `blocks` of `path` again), the format told from the first
+    non-blank line; neither is an error naming it. The blocks read to tell it are given
+    again before the rest, so that the file is read once (a pipe cannot be read twice)."""
+    read: list[tuple[int, bytes]] = []
+    for first_line, block in blocks:
+        read.append((first_line, block))
+        for line_no, line in enumerate(block.split(b"\n"), first_line):
+            text = line.strip()  # bytes.strip: ASCII white space, as the readers split on
             if not text:
                 continue
-            if text.startswith("{"):
-                return "kilt"
+            if text.startswith(b"{"):
+                return "kilt", itertools.chain(read, blocks)
             if looks_like_run_line(text):
-                return "trec"
+                return "trec", itertools.chain(read, blocks)
             raise BadInputError(
                 path,
                 line_no,
                 "neither a KILT JSON line nor a TREC run line ('qid Q0 docid rank score "
-                f"tag'): {text[:80]!r}",
+                f"tag'): {text[:80].decode('utf-8', 'replace')!r}",
             )
-    return "kilt"  # an empty file: no predictions, which the caller reports
+    return "kilt", iter(read)  # an empty file: no predictions, which the caller reports
 
 
 def read_predictions(path: str | os.PathLike, format: str | None = None) -> dict[str, list[str]]:
@@ -103,11 +110,16 @@ def read_scored_predictions(
     path: str | os.PathLike, format: str | None = None
 ) -> dict[str, list[tuple[str, float | None]]]:
     """query id -> ranked (wikipedia id, score) pairs, the score None where a JSON line's
-    provenance has none; errors as in `read_predictions`."""
-    if (format or detect_format(path)) == "trec":
-        return read_scored_run(path)
+    provenance has none; errors as in `read_predictions`. The file is read once, the format
+    told from its first lines on the way, so a pipe (``/dev/stdin``, ``<(zcat run.gz)``)
+    reads as the file would."""
+    blocks = iter_line_blocks(path)
+    if format is None:
+        format, blocks = detect_format(path, blocks)
+    if format == "trec":
+        return read_scored_run(path, blocks)
     predictions: dict[str, list[tuple[str, float | None]]] = {}
-    for line_no, prediction in iter_json_lines(path, _PREDICTION):
+    for line_no, prediction in iter_json_lines(path, _PREDICTION, blocks):
         if prediction.id in predictions:
             raise BadInputError(path, line_no, f"second prediction for {prediction.id}")
         predictions[prediction.id] = [
