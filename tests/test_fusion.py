@@ -153,12 +153,9 @@ def test_weights_shift_the_vote_by_hand(runs):
     assert [doc for doc, _ in condorcet["q1"]] == ["a", "b", "c"]
 
 
-def _refused_fusion(folder: Path, *options: str) -> str:
-    """`namesake fuse a.trec b.trec OPTIONS --out fused.trec` as a process, over an earlier
-    fused.trec: exit status 1, one error line (returned), and every file of ``folder``, the
-    runs and the earlier output, unchanged byte for byte."""
-    before = folder_files(folder)
-    done = subprocess.run(
+def _fuse(folder: Path, *options: str) -> subprocess.CompletedProcess:
+    """`namesake fuse a.trec b.trec OPTIONS --out fused.trec` as a process, in ``folder``."""
+    return subprocess.run(
         [str(NAMESAKE), "fuse", "a.trec", "b.trec", *options, "--out", "fused.trec"],
         capture_output=True,
         text=True,
@@ -166,6 +163,14 @@ def _refused_fusion(folder: Path, *options: str) -> str:
         env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"},
         timeout=300,
     )
+
+
+def _refused_fusion(folder: Path, *options: str) -> str:
+    """`namesake fuse a.trec b.trec OPTIONS --out fused.trec` as a process, over an earlier
+    fused.trec: exit status 1, one error line (returned), and every file of ``folder``, the
+    runs and the earlier output, unchanged byte for byte."""
+    before = folder_files(folder)
+    done = _fuse(folder, *options)
     assert done.returncode == 1, done.stderr
     assert "Traceback" not in done.stderr
     (line,) = [line for line in done.stderr.splitlines() if line.startswith("namesake: error: ")]
@@ -178,14 +183,7 @@ def fused_before(runs) -> Path:
     """The runs' folder, holding an earlier fused.trec that namesake wrote (a rerun may
     replace it: only a refusal keeps it)."""
     folder = Path(runs[0]).parent
-    done = subprocess.run(
-        [str(NAMESAKE), "fuse", "a.trec", "b.trec", "--run-name", "earlier", "--out", "fused.trec"],
-        capture_output=True,
-        text=True,
-        cwd=folder,
-        env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"},
-        timeout=300,
-    )
+    done = _fuse(folder, "--run-name", "earlier")
     assert done.returncode == 0, done.stderr
     return folder
 
