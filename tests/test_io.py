@@ -7,6 +7,7 @@ from __future__ import annotations
 import gzip
 import pickle
 import random
+from pathlib import Path
 
 import msgspec
 import pytest
@@ -190,10 +191,19 @@ def test_a_folder_is_refused_by_name_before_it_is_read(tmp_path, read):
     assert str(caught.value) == f"{tmp_path}: is a folder, not a file"
 
 
+def _build_with_work_dir(wikidata: Path) -> None:
+    """`amber build --work-dir` on a piped Wikidata dump: refused before the page views (a
+    missing file here) are read."""
+    from namesake.amber.build.pipeline import build_amber
+
+    folder = wikidata.parent
+    build_amber(wikidata, folder / "absent", folder / "absent", folder / "out", work_dir=folder)
+
+
 @pytest.mark.parametrize(
     "read",
-    [lambda path: DumpReading(path), input_identity],
-    ids=["restartable pass", "work folder"],
+    [lambda path: DumpReading(path), input_identity, _build_with_work_dir],
+    ids=["restartable pass", "work folder", "amber build --work-dir"],
 )
 def test_what_reads_its_input_again_refuses_a_pipe_before_reading_it(tmp_path, read):
     """A pass that resumes, or work kept in a folder, reads its input again: a pipe is

@@ -96,7 +96,7 @@ def test_run_name_tags_the_run(runs, tmp_path):
 
 @pytest.mark.parametrize(
     "name, message",
-    [("my run", "without white space"), ("", "without white space")],
+    [("my run", "empty or holds white space"), ("", "empty or holds white space")],
 )
 def test_a_run_name_that_splits_the_line_is_refused_before_the_work(name, message, tmp_path):
     with pytest.raises(SystemExit) as caught:

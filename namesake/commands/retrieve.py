@@ -85,12 +85,12 @@ def _retrieve(args) -> None:
         )
     if args.retriever != "dpr" and (args.dpr_question_encoder or args.dpr_context_encoder):
         raise NamesakeError("--dpr-question-encoder/--dpr-context-encoder go with --retriever dpr")
-    if args.run_name is not None and args.format != "trec":
-        raise NamesakeError("--run-name tags a TREC run: it goes with --format trec")
-    if args.run_name is not None and (not args.run_name or any(map(str.isspace, args.run_name))):
-        raise NamesakeError(
-            f"--run-name {args.run_name!r}: a TREC run's tag is one field, without white space"
-        )
+    if args.run_name is not None:  # refused before the retrieval, not after it
+        from namesake.trec import check_token
+
+        if args.format != "trec":
+            raise NamesakeError("--run-name tags a TREC run: it goes with --format trec")
+        check_token(args.run_name, "--run-name", args.out)
     if args.index is not None:  # an index to build is checked as an output, before any work
         from namesake.retrieval.storage import check_new_index
 

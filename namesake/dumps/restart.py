@@ -39,6 +39,8 @@ import rapidgzip
 from namesake.dumps.reading import detect_compression, open_dump, require_regular_file
 from namesake.errors import BadInputError
 
+#: why a dump read by a pass that can resume (``--work-dir``) must be a file, not a pipe
+RESUMING_NEEDS_A_FILE = "a pass that resumes reads the dump again from where it stopped"
 #: text between two restart points: at stage 1's speed on one worker (~27 MB/s, see
 #: benchmarks/README.md) about 2.5 minutes of work, the most a killed pass loses
 RESTART_EVERY_BYTES = 4 << 30
@@ -65,7 +67,7 @@ class DumpReading:
         start: dict | None = None,
         every: int = RESTART_EVERY_BYTES,
     ):
-        require_regular_file(path, "a pass that resumes reads the dump again from where it stopped")
+        require_regular_file(path, RESUMING_NEEDS_A_FILE)
         self.path = Path(path)
         self.threads = max(1, threads)
         self.start = start if start and start["offset"] else None  # offset 0: a fresh pass

@@ -24,6 +24,8 @@ from namesake.amber.build.pageviews import read_pageviews
 from namesake.amber.build.reference import COLLECTIONS, PRACTICED_BY, USED_BY, load_collection
 from namesake.amber.build.relations import keep_distinguishing_relations
 from namesake.build_report import BuildReport, warn_skipped
+from namesake.dumps.reading import require_regular_file
+from namesake.dumps.restart import RESUMING_NEEDS_A_FILE
 from namesake.errors import InputProblems, NamesakeError
 from namesake.outputs import atomic_directory
 from namesake.timing import StageTimer
@@ -45,6 +47,8 @@ def build_amber(
 
     `work_dir`: where stage 1's pass over the Wikidata dump is kept chunk by chunk
     (`namesake.amber.build.entity_chunks`), so that a rerun goes on after the last chunk."""
+    if work_dir is not None:  # refused before the page views are read, not after
+        require_regular_file(wikidata, RESUMING_NEEDS_A_FILE)
     report = BuildReport()
     problems = InputProblems(strict)
     loaded = [load_collection(name, reference_dir) for name in collections]
