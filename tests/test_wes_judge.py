@@ -178,8 +178,32 @@ def test_bad_json_and_missing_file(tmp_path):
     path = write_jsonl(tmp_path / "bad.jsonl", [PLAIN_ROWS[0], "{not json"])
     with pytest.raises(BadInputError, match=r"bad\.jsonl:2: not JSON"):
         read_judged([path])
-    with pytest.raises(FileNotFoundError):
+    with pytest.raises(BadInputError, match=r"missing\.jsonl: no such file"):
         read_judged([tmp_path / "missing.jsonl"])
+    with pytest.raises(BadInputError, match=": is a folder, not a file"):
+        read_judged([tmp_path])
+
+
+@pytest.mark.parametrize("given", ["fifo", "byte-order mark"])
+def test_judged_answers_from_a_pipe_or_with_a_byte_order_mark_read_as_the_file(tmp_path, given):
+    """The judged answers and the answers to score are read like every input: a pipe loses
+    no first bytes (they were read to tell the compression, then opened again), and a
+    byte-order mark is dropped (json refused the first line)."""
+    from pipe_inputs import fifo_of
+
+    path = write_jsonl(tmp_path / "judged.jsonl", PLAIN_ROWS)
+    expected = read_judged([path])
+    data = path.read_bytes()
+    if given == "fifo":
+        with fifo_of(bz2.compress(data), tmp_path) as fifo:
+            records = read_judged([fifo])
+    else:
+        marked = tmp_path / "marked.jsonl"
+        marked.write_bytes(b"\xef\xbb\xbf" + data)
+        records = read_judged([marked])
+    assert [(r.candidate, r.label) for r in records.records] == [
+        (r.candidate, r.label) for r in expected.records
+    ]
 
 
 def test_kind_rule():

@@ -31,8 +31,6 @@ Each record gets:
 
 from __future__ import annotations
 
-import bz2
-import gzip
 import hashlib
 import json
 import os
@@ -42,6 +40,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from namesake.data import DATA_DIR
+from namesake.dumps.reading import iter_line_blocks
 from namesake.errors import BadInputError, NamesakeError
 from namesake.text import squad_normalize
 
@@ -138,23 +137,22 @@ def dataset_name(path: str | os.PathLike) -> str:
 
 
 def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    with open(path, "rb") as probe:
-        magic = probe.read(3)
-    opener = bz2.open if magic == b"BZh" else gzip.open if magic[:2] == b"\x1f\x8b" else open
-    with opener(path, "rt", encoding="utf-8") as handle:
-        try:
-            for number, line in enumerate(handle, 1):
-                if line.strip():
-                    yield number, line
-        except (OSError, EOFError, UnicodeDecodeError) as exc:
-            raise BadInputError(path, None, f"cannot read: {exc}") from None
+    """(line number, text) of each non-blank line, read as every namesake reader reads a
+    file (`iter_line_blocks`: bz2, gzip or plain, a pipe read once, a leading byte-order
+    mark dropped, a folder or a missing file refused by name)."""
+    for first_line, block in iter_line_blocks(path):
+        for number, raw in enumerate(block.splitlines(), first_line):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise BadInputError(path, number, f"not UTF-8: {exc.reason}") from None
+            if line.strip():
+                yield number, line
 
 
 def _json_objects(path: Path) -> Iterator[tuple[int, dict]]:
     """(line number, object) of each non-empty line of a JSONL file; a missing file, a line
     that is not JSON or not an object raises, naming the file and the line."""
-    if not path.is_file():
-        raise FileNotFoundError(f"{path}: no such file")
     for line, text in _lines(path):
         try:
             obj = json.loads(text)
