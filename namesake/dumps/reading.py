@@ -657,6 +657,36 @@ def _pool_size(compression: str, workers: int) -> int:
     return workers
 
 
+def iter_text_lines(path: str | os.PathLike) -> Iterator[tuple[int, str]]:
+    """(line number, text) of each non-blank line of a text input, read as every input is
+    (`iter_line_blocks`: compressed or plain, a file or a pipe, a leading byte-order mark
+    dropped, a folder or a missing file refused by name); a line that is not UTF-8 is a
+    BadInputError naming it."""
+    for first_line, block in iter_line_blocks(path):
+        for number, raw in enumerate(block.splitlines(), first_line):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:
+                raise BadInputError(path, number, f"not UTF-8: {exc.reason}") from None
+            if line.strip():
+                yield number, line
+
+
+def read_text(path: str | os.PathLike) -> str:
+    """The whole of a small text input (a JSON list, a TSV of questions), read once as every
+    input is (`iter_line_blocks`: compressed or plain, a file or a pipe, a leading
+    byte-order mark dropped, a folder or a missing file refused by name) and decoded as
+    UTF-8; a byte that is not is a BadInputError naming its line."""
+    parts = []
+    for first_line, block in iter_line_blocks(path):
+        try:
+            parts.append(block.decode("utf-8"))
+        except UnicodeDecodeError as exc:
+            line = first_line + block[: exc.start].count(b"\n")
+            raise BadInputError(path, line, f"not UTF-8: {exc.reason}") from None
+    return "".join(parts)
+
+
 def iter_json_lines(
     path: str | os.PathLike, decoder, blocks: Iterator[tuple] | None = None
 ) -> Iterator[tuple[int, object]]:

@@ -34,6 +34,7 @@ from collections import Counter
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+from namesake.dumps.reading import iter_text_lines
 from namesake.ecqg.filtering import (
     answer_filter,
     contains_answer,
@@ -238,21 +239,16 @@ def write_dpr(records: list[dict], path: str | os.PathLike) -> None:
 def read_records(path: str | os.PathLike) -> tuple[list[dict], dict]:
     """JSON-lines records; blank lines ignored, bad lines skipped and counted."""
     records, problems = [], Counter()
-    if not Path(path).is_file():
-        raise BadInputError(path, None, "no such file")
-    with open(path, encoding="utf-8") as f:
-        for line in f:
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError:
-                problems["invalid JSON"] += 1
-                continue
-            if not isinstance(record, dict):
-                problems["not a JSON object"] += 1
-                continue
-            records.append(record)
+    for _, line in iter_text_lines(path):
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError:
+            problems["invalid JSON"] += 1
+            continue
+        if not isinstance(record, dict):
+            problems["not a JSON object"] += 1
+            continue
+        records.append(record)
     return records, {"lines_read": len(records), "skipped_lines": dict(problems)}
 
 

@@ -8,12 +8,15 @@
 
 from __future__ import annotations
 
+import io
 import json
 import logging
 import os
 from collections.abc import Mapping
 from pathlib import Path
 
+from namesake.dumps.reading import read_text
+from namesake.errors import BadInputError
 from namesake.retrieval.dense import passage_input
 
 logger = logging.getLogger(__name__)
@@ -25,8 +28,17 @@ class DPRFileError(ValueError):
     """A DPR file (or, with ``strict=True``, one of its items) that cannot be used."""
 
 
+def _read_text(path: Path) -> str:
+    """The file's text, read as every input is (`read_text`); a file that cannot be read is
+    a DPRFileError, as every other fault of a DPR file."""
+    try:
+        return read_text(path)
+    except BadInputError as error:
+        raise DPRFileError(str(error)) from None
+
+
 def _load_json_items(path: Path) -> list:
-    text = path.read_text(encoding="utf-8")
+    text = _read_text(path)
     stripped = text.lstrip()
     if not stripped:
         return []
@@ -101,8 +113,6 @@ def read_dpr_file(
     and ``problems`` (the first 20 messages).
     """
     path = Path(path)
-    if not path.is_file():
-        raise DPRFileError(f"{path}: no such file")
     raw = _load_json_items(path)
     if isinstance(raw, Mapping):  # some dumps wrap the list: {"data": [...]}
         raw = raw.get("data", [raw])
@@ -157,8 +167,6 @@ def read_qa_file(path: str | os.PathLike, report: dict | None = None) -> list[di
     overlap annotations give it (``namesake.ecqg.dpr.overlap``).
     """
     path = Path(path)
-    if not path.is_file():
-        raise DPRFileError(f"{path}: no such file")
     rows, problems = [], []
     total = 0  # items or lines: every index a question can have
     if path.suffix.lower() in (".json", ".jsonl"):
@@ -186,7 +194,7 @@ def read_qa_file(path: str | os.PathLike, report: dict | None = None) -> list[di
     else:
         import csv
 
-        with path.open(encoding="utf-8", newline="") as f:
+        with io.StringIO(_read_text(path), newline="") as f:  # lines as a file gives them
             for number, line in enumerate(f, 1):
                 total = number
                 if not line.strip():

@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import unicodedata
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -134,18 +135,26 @@ def dense_model_encoders(spec: str | os.PathLike) -> EncoderPair:
     return EncoderPair(str(spec), None)
 
 
+def _is_parquet(path: str | os.PathLike) -> bool:
+    """Whether `path` is a Parquet file, by its magic bytes. A pipe is not looked into (what
+    is read of it would be lost to the KILT reader), and cannot be Parquet, which is read
+    by seeking; a missing file is a BadInputError naming it."""
+    try:
+        if not stat.S_ISREG(os.stat(path).st_mode):
+            return False
+        with open(path, "rb") as f:
+            return f.read(len(PARQUET_MAGIC)) == PARQUET_MAGIC
+    except FileNotFoundError:
+        raise BadInputError(path, None, "no such passages file") from None
+
+
 def read_passage_documents(path: str | os.PathLike) -> list:
     """Passages as one-passage ``Document``s (``wikipedia_id`` = passage id), from a passages
     Parquet file or a KILT knowledge source (told apart by the Parquet magic bytes)."""
     from namesake.ecqg.passages import read_passages
     from namesake.retrieval.corpus import Document, read_kilt_documents, split_passages
 
-    try:
-        with open(path, "rb") as f:
-            magic = f.read(len(PARQUET_MAGIC))
-    except FileNotFoundError:
-        raise BadInputError(path, None, "no such passages file") from None
-    if magic == PARQUET_MAGIC:
+    if _is_parquet(path):
         rows = read_passages(path, columns=["id", "title", "text"]).to_pylist()
         return [Document(str(r["id"]), r["title"] or "", r["text"] or "") for r in rows]
     counts: dict[str, int] = {}

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import os
 
+from namesake.dumps.reading import iter_text_lines
 from namesake.errors import BadInputError
 
 #: the labels of QA-Overlap's evaluate.py, in its order
@@ -34,26 +35,21 @@ def read_overlap_annotations(
     an error naming the file and line."""
     subsets: dict[str, set[int]] = {label: set() for label in LABELS}
     seen: set[int] = set()
-    if not os.path.isfile(path):
-        raise BadInputError(path, None, "no such annotation file")
-    with open(path, encoding="utf-8") as lines:
-        for number, line in enumerate(lines, 1):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-                question, labels = record["id"], record["labels"]
-            except (json.JSONDecodeError, KeyError, TypeError):
-                raise BadInputError(path, number, 'expected {"id": N, "labels": [...]}') from None
-            if not isinstance(question, int) or not 0 <= question < num_questions:
-                message = f"id {question!r} is not a line of the {num_questions}-line test file"
-                raise BadInputError(path, number, message)
-            if question in seen:
-                raise BadInputError(path, number, f"id {question} annotated twice")
-            seen.add(question)
-            unknown = [label for label in labels if label not in subsets]
-            if unknown:
-                raise BadInputError(path, number, f"unknown label(s) {unknown}; known: {LABELS}")
-            for label in labels:
-                subsets[label].add(question)
+    for number, line in iter_text_lines(path):
+        try:
+            record = json.loads(line)
+            question, labels = record["id"], record["labels"]
+        except (json.JSONDecodeError, KeyError, TypeError):
+            raise BadInputError(path, number, 'expected {"id": N, "labels": [...]}') from None
+        if not isinstance(question, int) or not 0 <= question < num_questions:
+            message = f"id {question!r} is not a line of the {num_questions}-line test file"
+            raise BadInputError(path, number, message)
+        if question in seen:
+            raise BadInputError(path, number, f"id {question} annotated twice")
+        seen.add(question)
+        unknown = [label for label in labels if label not in subsets]
+        if unknown:
+            raise BadInputError(path, number, f"unknown label(s) {unknown}; known: {LABELS}")
+        for label in labels:
+            subsets[label].add(question)
     return {label: frozenset(ids) for label, ids in subsets.items() if ids}

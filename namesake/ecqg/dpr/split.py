@@ -25,6 +25,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import NamedTuple
 
+from namesake.dumps.reading import read_text
 from namesake.errors import BadInputError, NamesakeError
 from namesake.outputs import atomic_file
 
@@ -127,7 +128,7 @@ def split_gold_file(
     counts: ``{"train": {"questions", "passages"}, "held_out": {...}, "dropped": n}``."""
     path = Path(path)
     try:
-        items = json.loads(path.read_text(encoding="utf-8"))
+        items = json.loads(read_text(path))
     except json.JSONDecodeError as error:
         raise BadInputError(path, error.lineno, f"not valid JSON ({error.msg})") from None
     if not isinstance(items, list):

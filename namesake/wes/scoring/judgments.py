@@ -40,7 +40,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from namesake.data import DATA_DIR
-from namesake.dumps.reading import iter_line_blocks
+from namesake.dumps.reading import iter_text_lines
 from namesake.errors import BadInputError, NamesakeError
 from namesake.text import squad_normalize
 
@@ -136,24 +136,10 @@ def dataset_name(path: str | os.PathLike) -> str:
     return name.removeprefix("evouna_")
 
 
-def _lines(path: Path) -> Iterator[tuple[int, str]]:
-    """(line number, text) of each non-blank line, read as every namesake reader reads a
-    file (`iter_line_blocks`: bz2, gzip or plain, a pipe read once, a leading byte-order
-    mark dropped, a folder or a missing file refused by name)."""
-    for first_line, block in iter_line_blocks(path):
-        for number, raw in enumerate(block.splitlines(), first_line):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:
-                raise BadInputError(path, number, f"not UTF-8: {exc.reason}") from None
-            if line.strip():
-                yield number, line
-
-
 def _json_objects(path: Path) -> Iterator[tuple[int, dict]]:
     """(line number, object) of each non-empty line of a JSONL file; a missing file, a line
     that is not JSON or not an object raises, naming the file and the line."""
-    for line, text in _lines(path):
+    for line, text in iter_text_lines(path):
         try:
             obj = json.loads(text)
         except json.JSONDecodeError as exc:
