@@ -117,5 +117,5 @@ def test_a_missing_corpus_is_one_line_and_nothing_is_written(sample_build, tmp_p
     missing = tmp_path / "missing.json"
     with pytest.raises(BadInputError) as refused:
         load_artifacts(folder, corpus=missing)
-    assert str(refused.value) == f"{missing}: no such file: the KILT corpus to build from"
+    assert str(refused.value) == f"{missing}: no such file"
     assert folder_files(tmp_path) == before and not cache.exists()

@@ -28,7 +28,7 @@ import pyarrow as pa
 
 from namesake.amber.build.reference import COLLECTIONS
 from namesake.amber.evaluation.retrieve import open_retriever
-from namesake.errors import BadInputError, NamesakeError
+from namesake.errors import NamesakeError
 from namesake.outputs import read_marker
 from namesake.retrieval.provenance import CORPUS_CONTENT, corpus_identity
 from namesake.space.documents import DocumentStore
@@ -142,10 +142,7 @@ def cache_folder(folder: Path, corpus: str | os.PathLike) -> Path:
     what the first built, and another corpus gets indexes of its own."""
     if read_marker(folder) is not None:
         return folder / INDEX_DIR
-    try:
-        identity = corpus_identity(corpus)
-    except FileNotFoundError:
-        raise BadInputError(corpus, None, "no such file: the KILT corpus to build from") from None
+    identity = corpus_identity(corpus)  # a missing corpus: one line naming it
     key = {"artifacts": str(folder.resolve()), **{k: identity[k] for k in CORPUS_CONTENT}}
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
     root = os.environ.get(CACHE_VARIABLE) or Path(
