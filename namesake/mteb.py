@@ -30,7 +30,6 @@ import re
 import shutil
 import tempfile
 import uuid
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -49,7 +48,7 @@ from namesake.amber.evaluation.beir_export import (
     not_a_query_config,
     read_export,
 )
-from namesake.dumps.reading import iter_json_lines, iter_line_blocks
+from namesake.dumps.reading import iter_json_lines, read_text
 from namesake.errors import BadInputError, NamesakeError
 
 REFERENCE = "https://aclanthology.org/2021.acl-long.345"
@@ -221,17 +220,12 @@ def read_qrels(path: str | os.PathLike) -> dict[str, dict[str, int]]:
 _RELEVANCE = re.compile(r"-?[0-9]+")  # [0-9]: ASCII digits, which int() reads alone
 
 
-def _text_lines(path: str | os.PathLike) -> Iterator[str]:
+def _text_lines(path: str | os.PathLike) -> list[str]:
     """The lines of a UTF-8 text file (or pipe), without their newlines, numbered as
     `namesake.dumps.reading.iter_line_blocks` numbers them (a line ends at a newline only)."""
-    for first_line, block in iter_line_blocks(path):
-        try:
-            text = block.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            line = first_line + block[: exc.start].count(b"\n")
-            raise BadInputError(path, line, "not UTF-8 text") from None
-        lines = text.split("\n")
-        yield from lines[:-1] if text.endswith("\n") else lines
+    text = read_text(path)
+    lines = text.split("\n")
+    return lines[:-1] if text.endswith("\n") else lines
 
 
 def _revision(folder: Path) -> str:

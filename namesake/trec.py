@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 
-from namesake.dumps.reading import iter_line_blocks
+from namesake.dumps.reading import decode_block, iter_line_blocks
 from namesake.errors import BadInputError, NamesakeError
 from namesake.outputs import atomic_file
 
@@ -138,11 +138,7 @@ def read_scored_run(
     """
     queries: dict[bytes, _Ranked] = {}
     for first_line, block in iter_line_blocks(path) if blocks is None else blocks:
-        try:
-            block.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            line = first_line + block[: exc.start].count(b"\n")
-            raise BadInputError(path, line, "not UTF-8 text: not a TREC run?") from None
+        decode_block(path, first_line, block, "not a TREC run?")  # ids are UTF-8
         for line_no, line in enumerate(block.split(b"\n"), first_line):
             fields = line.split()  # bytes.split: on ASCII white space only
             if not fields:

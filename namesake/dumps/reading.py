@@ -677,14 +677,20 @@ def read_text(path: str | os.PathLike) -> str:
     input is (`iter_line_blocks`: compressed or plain, a file or a pipe, a leading
     byte-order mark dropped, a folder or a missing file refused by name) and decoded as
     UTF-8; a byte that is not is a BadInputError naming its line."""
-    parts = []
-    for first_line, block in iter_line_blocks(path):
-        try:
-            parts.append(block.decode("utf-8"))
-        except UnicodeDecodeError as exc:
-            line = first_line + block[: exc.start].count(b"\n")
-            raise BadInputError(path, line, f"not UTF-8: {exc.reason}") from None
-    return "".join(parts)
+    return "".join(
+        decode_block(path, first_line, block) for first_line, block in iter_line_blocks(path)
+    )
+
+
+def decode_block(path: str | os.PathLike, first_line: int, block: bytes, hint: str = "") -> str:
+    """A block of lines (`iter_line_blocks`) as UTF-8 text; a byte that is not UTF-8 is a
+    BadInputError naming the line it is on ("not UTF-8 text", and `hint`: what that says of
+    the file)."""
+    try:
+        return block.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = first_line + block[: exc.start].count(b"\n")
+        raise BadInputError(path, line, "not UTF-8 text" + (f": {hint}" if hint else "")) from None
 
 
 def iter_json_lines(
