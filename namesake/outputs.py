@@ -39,6 +39,8 @@ from namesake import __version__
 from namesake.errors import NamesakeError
 
 MARKER = ".namesake-output.json"
+#: the folder of namesake's caches (`cache_root`), if not $XDG_CACHE_HOME/namesake
+CACHE_VARIABLE = "NAMESAKE_CACHE"
 #: beside file outputs (``--out run.trec``): the files namesake wrote in that folder, each
 #: with its size and modification time, so that a rerun replaces its own file and never a
 #: user's file of the same name
@@ -50,6 +52,16 @@ _overwrite = contextvars.ContextVar("namesake_overwrite", default=False)
 
 class OutputRefused(NamesakeError):
     """An output path namesake will not write to; says why and what to do instead."""
+
+
+def cache_root() -> Path:
+    """Where namesake keeps what it builds for itself and reuses (the Space's indexes for a
+    folder a user made, WordNet assembled for METEOR): ``$NAMESAKE_CACHE``, else
+    ``$XDG_CACHE_HOME/namesake``, else ``~/.cache/namesake``. Never a user's output folder."""
+    root = os.environ.get(CACHE_VARIABLE)
+    if root:
+        return Path(root)
+    return Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "namesake")
 
 
 @contextlib.contextmanager
@@ -250,11 +262,22 @@ def _size(count: int) -> str:
 def read_marker(folder: Path) -> dict | None:
     """The marker of a folder namesake wrote, or None (no marker, or an unreadable one:
     then the folder counts as not namesake's)."""
+    return _read_record(folder / MARKER)
+
+
+def _read_record(file: Path) -> dict | None:
+    """A JSON object namesake keeps beside its outputs (a marker, `FILES_RECORD`), or None
+    where it is missing or unreadable: then nothing counts as namesake's."""
     try:
-        marker = json.loads((folder / MARKER).read_text(encoding="utf-8"))
+        record = json.loads(file.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return None
-    return marker if isinstance(marker, dict) else None
+    return record if isinstance(record, dict) else None
+
+
+def _write_record(file: Path, record: dict) -> None:
+    with atomic_file(file, "w") as f:
+        f.write(json.dumps(record, indent=2) + "\n")
 
 
 def written_file(path: Path) -> bool:
@@ -288,23 +311,17 @@ def record_written_file(path: Path, writer: str) -> None:
         "size": found.st_size,
         "mtime_ns": found.st_mtime_ns,
     }
-    with atomic_file(folder / FILES_RECORD, "w") as f:
-        f.write(json.dumps({"files": dict(sorted(record.items()))}, indent=2) + "\n")
+    _write_record(folder / FILES_RECORD, {"files": dict(sorted(record.items()))})
 
 
 def _files_record(folder: Path) -> dict:
-    try:
-        record = json.loads((folder / FILES_RECORD).read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    files = record.get("files") if isinstance(record, dict) else None
+    files = (_read_record(folder / FILES_RECORD) or {}).get("files")
     return files if isinstance(files, dict) else {}
 
 
 def _write_marker(folder: Path, writer: str, files: Iterable[str]) -> None:
     record = {"writer": writer, "namesake_version": __version__, "files": sorted(files)}
-    with atomic_file(folder / MARKER, "w") as f:
-        f.write(json.dumps(record, indent=2) + "\n")
+    _write_record(folder / MARKER, record)
 
 
 def _files(folder: Path) -> set[str]:
