@@ -52,8 +52,8 @@ def pytest_collection_modifyitems(config, items):
 @pytest.fixture(scope="session", autouse=True)
 def namesake_cache(tmp_path_factory):
     """namesake's cache folder (``$NAMESAKE_CACHE``: the Space's indexes for an artifacts
-    folder it did not write) in the test session's temporary folder, not the user's
-    ~/.cache; the app's subprocesses inherit it."""
+    folder it did not write, WordNet for METEOR) in the test session's temporary folder, not
+    the user's ~/.cache; the app's subprocesses inherit it."""
     folder = tmp_path_factory.mktemp("namesake_cache")
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("NAMESAKE_CACHE", str(folder))

