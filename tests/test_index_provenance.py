@@ -182,11 +182,11 @@ def test_compare_index_dir_refuses_another_corpus(indexes, corpus_b, tmp_path):
     assert "field 'corpus'" in str(error.value)
 
 
-def _namesake(*args: str) -> subprocess.CompletedProcess:
-    """The installed `namesake` command, run offline."""
+def _namesake(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    """The installed `namesake` command, run offline (in the folder `cwd`)."""
     command = [str(Path(sys.executable).parent / "namesake"), *map(str, args)]
     env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1")
-    return subprocess.run(command, capture_output=True, text=True, env=env, timeout=300)
+    return subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd, timeout=300)
 
 
 def _one_line_error(done: subprocess.CompletedProcess) -> str:

@@ -13,31 +13,16 @@ every input and every file the user put there is unchanged, byte for byte.
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 from conftest import SAMPLE_KILT
 from folders import folder_files
+from test_index_provenance import _namesake
 
 from namesake.outputs import FILES_RECORD
-
-NAMESAKE = Path(sys.executable).with_name("namesake")
-ENV = {**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
-
-
-def namesake(*args, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [str(NAMESAKE), *map(str, args)],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        env=ENV,
-        timeout=600,
-    )
 
 
 def refused(done: subprocess.CompletedProcess, *words: str) -> str:
@@ -68,7 +53,7 @@ def run(amber, tmp_path) -> Path:
     """A TREC run answering every AmbER-H QA query with its gold pages (from `amber qrels`)."""
     qrels = tmp_path / "runs" / "gold.qrels"
     succeeded(
-        namesake("amber", "qrels", "--dataset", amber, "--config", "human_qa", "--out", qrels)
+        _namesake("amber", "qrels", "--dataset", amber, "--config", "human_qa", "--out", qrels)
     )
     ranked: dict[str, list[str]] = {}
     for line in qrels.read_text().splitlines():
@@ -102,7 +87,7 @@ def test_an_output_inside_the_input_dataset_is_refused(command, amber, run, tmp_
     kilt = Path(shutil.copy(SAMPLE_KILT, tmp_path))
     args = [part.format(amber=amber, kilt=kilt, run=run) for part in command]
     before = folder_files(tmp_path)
-    done = namesake(*args, "--dataset", amber)
+    done = _namesake(*args, "--dataset", amber)
     out = args[args.index("--out") + 1]
     refused(done, f"--out {out}", "is inside the input --dataset", str(amber))
     assert folder_files(tmp_path) == before
@@ -111,9 +96,9 @@ def test_an_output_inside_the_input_dataset_is_refused(command, amber, run, tmp_
 def test_an_output_replacing_an_input_is_refused(amber, run, tmp_path):
     other = Path(shutil.copy(run, tmp_path / "runs" / "other.trec"))
     before = folder_files(tmp_path)
-    done = namesake("fuse", run, other, "--out", other)
+    done = _namesake("fuse", run, other, "--out", other)
     refused(done, f"--out {other}", f"is the input RUN {other}")
-    done = namesake(
+    done = _namesake(
         "evaluate",
         *("--dataset", amber, "--config", "human_qa", "--predictions", run),
         *("--out", run.parent),
@@ -129,7 +114,7 @@ def test_a_labelled_runs_model_folder_is_an_input(tmp_path):
     (model / "config.json").write_text("{}")
     before = folder_files(tmp_path)
     out = model / "metrics.json"
-    done = namesake(
+    done = _namesake(
         *("ecqg", "evaluate-dpr", "--passages", tmp_path / "p.parquet"),
         *("--test-file", tmp_path / "test.csv", "--run", f"mixed={model}", "--out", out),
     )
@@ -146,15 +131,15 @@ def test_a_value_that_is_not_an_input_never_counts_as_one(amber, run, tmp_path):
         *("evaluate", "--dataset", amber, "--config", "human_qa"),
         *("--predictions", run, "--out", "human_qa", "--cutoffs", "1"),
     ]
-    succeeded(namesake(*evaluate, cwd=work))
+    succeeded(_namesake(*evaluate, cwd=work))
     first = folder_files(work / "human_qa")
-    succeeded(namesake(*evaluate, cwd=work))
+    succeeded(_namesake(*evaluate, cwd=work))
     assert folder_files(work / "human_qa").keys() == first.keys()
 
     copy = Path(shutil.copy(run, tmp_path / "runs" / "copy.trec"))
     fuse = ["fuse", run, copy, "--out", "fuse/fused.trec"]
-    succeeded(namesake(*fuse, cwd=work))
-    succeeded(namesake(*fuse, cwd=work))  # `fuse` is now a folder: still not an input
+    succeeded(_namesake(*fuse, cwd=work))
+    succeeded(_namesake(*fuse, cwd=work))  # `fuse` is now a folder: still not an input
     fused = (work / "fuse" / "fused.trec").read_text().splitlines()
     assert {line.split()[0] for line in fused} == {
         line.split()[0] for line in run.read_text().splitlines()
@@ -167,7 +152,7 @@ def test_a_file_output_replaces_only_a_file_namesake_wrote(amber, tmp_path):
     qrels = ["amber", "qrels", "--dataset", amber, "--config", "human_qa", "--out"]
 
     refused(
-        namesake(*qrels, notes),
+        _namesake(*qrels, notes),
         str(notes),
         "exists and was not written by namesake",
         "--overwrite",
@@ -175,24 +160,24 @@ def test_a_file_output_replaces_only_a_file_namesake_wrote(amber, tmp_path):
     assert notes.read_text() == "a user's notes\n"
 
     out = tmp_path / "gold.qrels"
-    succeeded(namesake(*qrels, out))
+    succeeded(_namesake(*qrels, out))
     written = out.read_bytes()
     assert str(out.name) in (tmp_path / FILES_RECORD).read_text()
-    succeeded(namesake(*qrels, out))  # a rerun replaces namesake's own file
+    succeeded(_namesake(*qrels, out))  # a rerun replaces namesake's own file
     assert out.read_bytes() == written
 
     out.write_text("edited by the user\n")  # no longer what namesake wrote
-    refused(namesake(*qrels, out), str(out), "exists and was not written by namesake")
+    refused(_namesake(*qrels, out), str(out), "exists and was not written by namesake")
     assert out.read_text() == "edited by the user\n"
 
-    succeeded(namesake(*qrels, notes, "--overwrite"))  # asked for: replaced
+    succeeded(_namesake(*qrels, notes, "--overwrite"))  # asked for: replaced
     assert notes.read_bytes() == written
 
 
 def test_a_folder_given_as_a_file_is_one_line_naming_it(amber, tmp_path):
     folder = tmp_path / "predictions"
     folder.mkdir()
-    done = namesake(
+    done = _namesake(
         *("evaluate", "--dataset", amber, "--config", "human_qa"),
         *("--predictions", folder, "--out", tmp_path / "report"),
     )
