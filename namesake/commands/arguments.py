@@ -230,6 +230,25 @@ def add_scoring(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def add_run_name(parser: argparse.ArgumentParser, default: str) -> None:
+    """``--run-name``: the tag, the last field, of a TREC run the command writes; `default`
+    says what tags it otherwise. Checked before the work by `check_run_name`."""
+    parser.add_argument("--run-name", help=f"trec: the run's tag, its last field ({default})")
+
+
+def check_run_name(args: argparse.Namespace) -> None:
+    """Refuses, before the work, a ``--run-name`` without ``--format trec`` or one that a
+    TREC line cannot hold (`namesake.trec.check_token`), rather than after the run is made."""
+    if args.run_name is None:
+        return
+    from namesake.errors import NamesakeError
+    from namesake.trec import check_token
+
+    if args.format != "trec":
+        raise NamesakeError("--run-name tags a TREC run: it goes with --format trec")
+    check_token(args.run_name, "--run-name", args.out)
+
+
 def add_dpr_encoders(parser: argparse.ArgumentParser) -> None:
     # Literal defaults keep `namesake --help` from importing torch; tests check them.
     add_input(

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 import argparse
 
-from namesake.commands.arguments import add_input, add_output, positive_int
+from namesake.commands.arguments import (
+    add_input,
+    add_output,
+    add_run_name,
+    check_run_name,
+    positive_int,
+)
 
 
 def register(groups) -> None:
@@ -49,7 +55,7 @@ def register(groups) -> None:
     parser.add_argument(
         "--format", choices=["trec", "kilt"], default="trec", help="output format (default: trec)"
     )
-    parser.add_argument("--run-name", help="trec: the run's tag (default: the method)")
+    add_run_name(parser, "default: the method")
     add_output(parser, "--out", "the fused run", kind="file", required=True)
     parser.set_defaults(run=run)
 
@@ -57,13 +63,8 @@ def register(groups) -> None:
 def run(args: argparse.Namespace) -> None:
     from namesake.amber.evaluation.fusion import fuse_runs
     from namesake.amber.evaluation.predictions import write_predictions
-    from namesake.errors import NamesakeError
-    from namesake.trec import check_token
 
-    if args.run_name is not None:  # refused before the runs are read, not after the fusion
-        if args.format != "trec":
-            raise NamesakeError("--run-name tags a TREC run: it goes with --format trec")
-        check_token(args.run_name, "--run-name", args.out)
+    check_run_name(args)  # before the runs are read, not after the fusion
     fused = fuse_runs(
         args.runs,
         args.method,

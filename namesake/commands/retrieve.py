@@ -15,8 +15,10 @@ from namesake.commands.arguments import (
     add_memory_budget,
     add_output,
     add_rerank,
+    add_run_name,
     add_similarity,
     add_top_k,
+    check_run_name,
     dpr_options,
 )
 from namesake.errors import NamesakeError
@@ -67,9 +69,7 @@ def _add_retrieve(parser: argparse.ArgumentParser) -> None:
         help="kilt: JSON lines with KILT provenance (default); trec: a TREC run "
         "'qid Q0 docid rank score tag', for trec_eval, ranx and ir-measures",
     )
-    parser.add_argument(
-        "--run-name", help="trec: the run's tag, its last field (default: the --retriever kind)"
-    )
+    add_run_name(parser, "default: the --retriever kind")
     parser.set_defaults(run=_retrieve)
 
 
@@ -85,12 +85,7 @@ def _retrieve(args) -> None:
         )
     if args.retriever != "dpr" and (args.dpr_question_encoder or args.dpr_context_encoder):
         raise NamesakeError("--dpr-question-encoder/--dpr-context-encoder go with --retriever dpr")
-    if args.run_name is not None:  # refused before the retrieval, not after it
-        from namesake.trec import check_token
-
-        if args.format != "trec":
-            raise NamesakeError("--run-name tags a TREC run: it goes with --format trec")
-        check_token(args.run_name, "--run-name", args.out)
+    check_run_name(args)  # before the retrieval, not after it
     if args.index is not None:  # an index to build is checked as an output, before any work
         from namesake.retrieval.storage import check_new_index
 
