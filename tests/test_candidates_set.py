@@ -14,7 +14,7 @@ from namesake.amber.build.instances import TASKS
 from namesake.amber.build.reference import COLLECTIONS
 from namesake.amber.evaluation.paper import NOT_IN_PAPER
 from namesake.amber.evaluation.predictions import read_predictions
-from namesake.amber.evaluation.retrieve import RETRIEVER_KINDS, open_retriever, set_pages
+from namesake.amber.evaluation.retrieve import RETRIEVER_KINDS, open_retriever, set_queries
 from namesake.cli import main
 from namesake.errors import NamesakeError
 
@@ -50,16 +50,17 @@ def retrievers(tiny_dpr, tmp_path_factory):
 @pytest.fixture(scope="module")
 def queries_and_sets(sample_build):
     out, _ = sample_build
-    found = [set_pages(str(out / "dataset"), f"{c}_{t}") for c in COLLECTIONS for t in TASKS]
-    queries = [query for part, _ in found for query in part["input"]]
-    pages = [query_pages for _, part_pages in found for query_pages in part_pages]
+    found = [set_queries(str(out / "dataset"), f"{c}_{t}") for c in COLLECTIONS for t in TASKS]
+    queries = [query for part in found for query in part.inputs]
+    pages = [query_pages for part in found for query_pages in part.set_pages()]
     return queries, pages
 
 
 def test_set_pages_are_the_query_entitys_and_its_namesakes(sample_build, queries_and_sets):
     out, _ = sample_build
-    queries, pages = set_pages(str(out / "dataset"), "human_qa")
-    for gold, query_pages in zip(queries["gold_wikipedia_ids"], pages, strict=True):
+    queries = set_queries(str(out / "dataset"), "human_qa")
+    pages = queries.set_pages()
+    for gold, query_pages in zip(queries.gold_pages, pages, strict=True):
         assert set(gold) <= set(query_pages)
         assert len(query_pages) == len(set(query_pages))
     # a set has at least two entities with a page each
@@ -117,14 +118,15 @@ def _prediction_counts(path) -> dict[str, int]:
 def test_retrieve_with_candidates_set_writes_at_most_the_set_per_query(sample_build, tmp_path):
     out, _ = sample_build
     dataset = str(out / "dataset")
-    queries, pages = set_pages(dataset, "nonhuman_sf")
+    queries = set_queries(dataset, "nonhuman_sf")
+    pages = queries.set_pages()
     common = ["retrieve", "--corpus", str(SAMPLE_KILT), "--dataset", dataset]
     common += ["--config", "nonhuman_sf", "--retriever", "tfidf"]
     main([*common, "--candidates", "set", "--out", str(tmp_path / "set.jsonl")])
     main([*common, "--out", str(tmp_path / "all.jsonl"), "--top-k", "5"])
     restricted = _prediction_counts(tmp_path / "set.jsonl")
     everything = _prediction_counts(tmp_path / "all.jsonl")
-    sizes = dict(zip(queries["id"], map(len, pages), strict=True))
+    sizes = dict(zip(queries.ids, map(len, pages), strict=True))
     assert restricted.keys() == sizes.keys()
     assert all(restricted[query] <= sizes[query] for query in sizes)
     # the corpus holds more than a set: unrestricted rankings are longer somewhere
@@ -183,7 +185,7 @@ def test_candidates_set_on_a_dataset_without_set_ids_is_one_clear_error(tmp_path
     _write_folder(folder, configs)
     pattern = rf"--candidates set .*{re.escape(str(folder))}.* 'human_entities' config; {said}"
     with pytest.raises(NamesakeError, match=pattern):
-        set_pages(str(folder), "human_qa")
+        set_queries(str(folder), "human_qa")
     with pytest.raises(SystemExit) as exited:
         main(
             ["retrieve", "--corpus", str(SAMPLE_KILT), "--dataset", str(folder)]

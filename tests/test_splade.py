@@ -19,7 +19,7 @@ import numpy as np
 import pytest
 from conftest import SAMPLE_KILT
 
-from namesake.amber.evaluation.retrieve import open_retriever, set_pages
+from namesake.amber.evaluation.retrieve import open_retriever, set_queries
 from namesake.cli import main
 from namesake.errors import BadInputError
 from namesake.retrieval.corpus import Document, split_passages
@@ -193,7 +193,8 @@ def test_retrieve_evaluate_and_candidates_set_on_the_sample(sample_build, tiny, 
     assert retriever.settings["num_documents"] == 47 and retriever.model == tiny["a"]
 
     main([*common, "--candidates", "set", "--out", str(tmp_path / "set.jsonl")])
-    queries, pages = set_pages(dataset, "human_qa")
+    queries = set_queries(dataset, "human_qa")
+    pages = queries.set_pages()
     restricted = [json.loads(line) for line in (tmp_path / "set.jsonl").read_text().splitlines()]
     for row, query_pages in zip(restricted, pages, strict=True):
         ids = [p["wikipedia_id"] for p in row["output"]["provenance"]]
@@ -249,7 +250,8 @@ def test_amber_compare_runs_splade(sample_build, sample_index, tiny, tmp_path, c
     predictions = tmp_path / "compare" / "predictions"
     assert (predictions / "splade-human_fc.jsonl").read_text()
     if candidates == "set":
-        queries, pages = set_pages(str(out / "dataset"), "human_qa")
+        queries = set_queries(str(out / "dataset"), "human_qa")
+        pages = queries.set_pages()
         rows = (predictions / "splade-human_qa.jsonl").read_text().splitlines()
         for row, query_pages in zip(rows, pages, strict=True):
             ids = [p["wikipedia_id"] for p in json.loads(row)["output"]["provenance"]]

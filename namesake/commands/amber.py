@@ -277,10 +277,10 @@ def _add_build_folder(parser: argparse.ArgumentParser) -> None:
 
 
 def _amber_qrels(args) -> None:
-    from namesake.amber.evaluation.scoring import amber_qrels, load_queries
+    from namesake.amber.evaluation.queries import AmberQueries
     from namesake.trec import write_qrels
 
-    qrels = amber_qrels(load_queries(args.dataset, args.config))
+    qrels = AmberQueries.load(args.dataset, args.config, members=False).qrels()
     write_qrels(args.out, qrels)
     pages = sum(map(len, qrels.values()))
     print(f"Wrote {args.out}: {pages} gold pages of {len(qrels)} queries of {args.config}")

@@ -106,9 +106,10 @@ def _retrieve(args) -> None:
     elif args.retriever == "bm25" and args.memory_budget:
         options = {"memory_budget": args.memory_budget}
     if args.index is None or not Path(args.index).exists():
-        from namesake.amber.evaluation.scoring import load_queries
+        from namesake.amber.evaluation.queries import AmberQueries
 
-        load_queries(args.dataset, args.config)  # a bad config fails before the index build
+        # a bad config fails before the index build
+        AmberQueries.load(args.dataset, args.config, members=False)
     reranker = None
     if args.rerank:
         from namesake.retrieval.rerankers import open_reranker

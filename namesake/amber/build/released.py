@@ -145,7 +145,7 @@ def import_released(
     lap = StageTimer(report.seconds).lap
     configs = {}
     for collection in collections:
-        queries, members = _read_collection(released_dir / collection)
+        queries, members = read_released_collection(released_dir / collection)
         report.counts[f"{collection}: AmbER sets"] = len(set(members["name"].to_pylist()))
         report.counts[f"{collection}: queries"] = queries.num_rows
         lap(f"reading {collection}")
@@ -170,7 +170,7 @@ def import_released(
     return report
 
 
-def _read_collection(folder: Path) -> tuple[pa.Table, pa.Table]:
+def read_released_collection(folder: Path) -> tuple[pa.Table, pa.Table]:
     """The query and entity tables of one collection, read a batch of sets at a time."""
     tuples_path = folder / TUPLES_FILE
     task_paths = {task: folder / task / TASK_FILE for task in TASKS}

@@ -107,31 +107,16 @@ _QUERY_COLUMNS = ("id", "input", "gold_wikipedia_ids")
 def _load(dataset: str, config: str, pages: str):
     """The queries of ``config`` and the pages its corpus must hold (the gold pages, or
     with ``pages="set"`` the pages of the queries' AmbER sets), in dataset order."""
-    from namesake.amber.evaluation.scoring import (
-        build_references,
-        check_columns,
-        load_amber,
-        load_queries,
-    )
+    from namesake.amber.evaluation.queries import AmberQueries
 
-    if pages == "set":
-        queries, entities = load_amber(dataset, config)
-        check_columns(queries, entities, dataset, config)
-    else:
-        queries = load_queries(dataset, config)
-    missing = [column for column in _QUERY_COLUMNS if column not in queries.column_names]
+    queries = AmberQueries.load(dataset, config, members=pages == "set")
+    missing = [column for column in _QUERY_COLUMNS if column not in queries.rows.column_names]
     if missing:
         raise BadInputError(
             dataset, None, f"config {config} has no column {', '.join(missing)}: not AmbER?"
         )
-    if pages == "set":
-        wanted = [
-            page
-            for reference in build_references(queries, entities)
-            for page in reference["gold_ids"] + reference["confuser_ids"]
-        ]
-    else:
-        wanted = [page for gold in queries["gold_wikipedia_ids"] for page in gold]
+    pages_of = queries.set_pages() if pages == "set" else queries.gold_pages
+    wanted = [page for query_pages in pages_of for page in query_pages]
     return queries, list(dict.fromkeys(map(str, wanted)))
 
 
@@ -159,7 +144,6 @@ def export_beir(
     """
     from tqdm.auto import tqdm
 
-    from namesake.amber.evaluation.scoring import amber_qrels
     from namesake.outputs import atomic_directory
     from namesake.retrieval.corpus import read_kilt_documents
 
@@ -170,7 +154,7 @@ def export_beir(
     if distractors and pages != "set":
         raise ValueError("distractors are drawn only for pages='set'")
     queries, wanted = _load(dataset, config, pages)
-    qrels = amber_qrels(queries)
+    qrels = queries.qrels()
     found: set[str] = set()
     wanted_set = set(wanted)
     reservoir: list[tuple[int, Document]] = []  # (position among the other pages, page)
@@ -179,7 +163,7 @@ def export_beir(
     repeated: list[str] = []  # the KILT reader skips a page whose id it has read, keeps the first
     with atomic_directory(out, writer="amber export") as staging:
         with open(staging / QUERIES, "wb") as f:
-            for query_id, text in zip(queries["id"], queries["input"], strict=True):
+            for query_id, text in zip(queries.ids, queries.inputs, strict=True):
                 f.write(msgspec.json.encode({"_id": query_id, "text": text}) + b"\n")
         (staging / QRELS).parent.mkdir()
         with open(staging / QRELS, "w", encoding="utf-8") as f:

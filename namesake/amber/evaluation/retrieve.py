@@ -124,13 +124,14 @@ def retrieve_config(
     ``reranker`` (`namesake.retrieval.rerankers.open_reranker`): rescores the top
     ``rerank_depth`` pages of each ranking, reading their text from ``corpus``.
     """
-    from namesake.amber.evaluation.scoring import load_queries
+    from namesake.amber.evaluation.queries import AmberQueries
 
     if candidates not in CANDIDATES:
         raise ValueError(f"candidates must be one of {CANDIDATES}, not {candidates!r}")
     if candidates == "set":
-        queries, pages = set_pages(dataset, config)
-        rankings = retriever.rank_candidates(list(queries["input"]), pages)
+        queries = set_queries(dataset, config)
+        pages = queries.set_pages()
+        rankings = retriever.rank_candidates(queries.inputs, pages)
         rankings = [ranking[:k] for ranking in rankings]
         held = retriever.candidate_rows
         unknown = {page for query_pages in pages for page in query_pages if page not in held}
@@ -142,13 +143,11 @@ def retrieve_config(
                 ", ".join(sorted(unknown)[:3]),
             )
     else:
-        queries = load_queries(dataset, config)
-        rankings = retriever.search(list(queries["input"]), k)
+        queries = AmberQueries.load(dataset, config, members=False)
+        rankings = retriever.search(queries.inputs, k)
     if reranker is not None:
-        rankings = rerank_rankings(list(queries["input"]), rankings, reranker, rerank_depth, corpus)
-    write_predictions(
-        out, zip(queries["id"], rankings, strict=True), format, run_name or "namesake"
-    )
+        rankings = rerank_rankings(queries.inputs, rankings, reranker, rerank_depth, corpus)
+    write_predictions(out, zip(queries.ids, rankings, strict=True), format, run_name or "namesake")
     return len(queries)
 
 
@@ -174,35 +173,37 @@ def rerank_predictions(
     """A predictions file of ``config`` reranked into ``out`` (KILT JSON lines, both scores
     kept): the second stage of `amber compare --rerank` over each first stage's run."""
     from namesake.amber.evaluation.predictions import read_scored_predictions
-    from namesake.amber.evaluation.scoring import load_queries
+    from namesake.amber.evaluation.queries import AmberQueries
 
-    queries = load_queries(dataset, config)
+    queries = AmberQueries.load(dataset, config, members=False)
     scored = read_scored_predictions(predictions)
-    ids = [query_id for query_id in queries["id"] if query_id in scored]
-    inputs = dict(zip(queries["id"], queries["input"], strict=True))
+    ids = [query_id for query_id in queries.ids if query_id in scored]
+    inputs = dict(zip(queries.ids, queries.inputs, strict=True))
     rankings = [[(doc, score or 0.0) for doc, score in scored[query_id]] for query_id in ids]
     reranked = rerank_rankings([inputs[i] for i in ids], rankings, reranker, depth, corpus)
     write_predictions(out, zip(ids, reranked, strict=True))
 
 
-def set_pages(dataset: str, config: str):
-    """The queries of ``config`` and, per query, the pages of its AmbER set (its entity's and
-    the namesakes'), from the collection's ``<collection>_entities`` config."""
-    from namesake.amber.evaluation.scoring import build_references, load_amber
+def set_queries(dataset: str, config: str):
+    """The queries of ``config`` with their collection's set members, whose pages
+    ``--candidates set`` ranks (`AmberQueries.set_pages`); a dataset without them is one line
+    saying what the setting needs."""
+    from namesake.amber.evaluation.queries import AmberQueries, load_members, members_config
 
     needs = (
         f"--candidates set ranks the pages of each query's AmbER set: {dataset} needs a 'name' "
-        f"column in {config} and a '{config.split('_')[0]}_entities' config"
+        f"column in {config} and a '{members_config(config)}' config"
     )
     try:
-        queries, entities = load_amber(dataset, config)
+        queries = AmberQueries.load(dataset, config, members=False)
+        members = load_members(dataset, config)
     except ValueError as error:  # datasets: no such config
         if "_entities" not in str(error):
             raise
         raise NamesakeError(f"{needs}; it has no such config") from None
-    missing = {"name", "qid", "is_head", "gold_wikipedia_ids"} - set(queries.column_names)
-    missing |= {"name", "qid", "wikipedia_ids"} - set(entities.column_names)
+    missing = {"name", "qid", "is_head", "gold_wikipedia_ids"} - set(queries.rows.column_names)
+    missing |= {"name", "qid", "wikipedia_ids"} - set(members.column_names)
     if missing:
         raise NamesakeError(f"{needs}; columns missing: {', '.join(sorted(missing))}")
-    references = build_references(queries, entities)
-    return queries, [ref["gold_ids"] + ref["confuser_ids"] for ref in references]
+    queries.members = members
+    return queries
