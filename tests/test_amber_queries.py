@@ -63,7 +63,7 @@ def test_members_are_needed_for_confusers(sample_build):
     queries = AmberQueries.load(str(out / "dataset"), "human_qa", members=False)
     assert queries.gold_pages and queries.members is None
     with pytest.raises(NamesakeError, match="loaded without its set members"):
-        queries.confusers
+        queries.references()
 
 
 def test_what_is_not_amber_is_refused_by_name(sample_build, tmp_path):
