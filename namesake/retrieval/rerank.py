@@ -40,6 +40,18 @@ def opening_passages(corpus: str | os.PathLike, pages: Iterable[str]) -> dict[st
     return texts
 
 
+def check_pages(wanted: set[str], texts: dict[str, str], source=None) -> None:
+    """A page to rerank without a text (not in the corpus ``source`` that ``texts`` came
+    from) is an error: the run was made on another corpus."""
+    missing = sorted(wanted - texts.keys())
+    if missing:
+        where = f" in {source}" if source is not None else ""
+        raise NamesakeError(
+            f"{len(missing)} ranked pages are not{where} (e.g. wikipedia_id "
+            f"{', '.join(missing[:3])}): rerank with the corpus the first stage searched"
+        )
+
+
 def pages_to_rerank(rankings: Sequence[Sequence[tuple]], depth: int) -> set[str]:
     return {item[0] for ranking in rankings for item in ranking[:depth]}
 
@@ -61,13 +73,7 @@ def rerank(
 
     if depth < 1:
         raise ValueError(f"depth must be at least 1, got {depth}")
-    missing = sorted(pages_to_rerank(rankings, depth) - texts.keys())
-    if missing:
-        where = f" in {source}" if source is not None else ""
-        raise NamesakeError(
-            f"{len(missing)} ranked pages are not{where} (e.g. wikipedia_id "
-            f"{', '.join(missing[:3])}): rerank with the corpus the first stage searched"
-        )
+    check_pages(pages_to_rerank(rankings, depth), texts, source)
     reranked = []
     progress = tqdm(total=len(queries), desc="Reranking", unit="query")
     for query, ranking in zip(queries, rankings, strict=True):

@@ -10,6 +10,7 @@ from __future__ import annotations
 import importlib
 import logging
 import os
+from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -17,7 +18,9 @@ from namesake.amber.evaluation.predictions import write_predictions
 from namesake.errors import NamesakeError
 
 if TYPE_CHECKING:  # the retrievers import their libraries only when used
+    from namesake.amber.evaluation.queries import AmberQueries
     from namesake.retrieval.base import Retriever
+    from namesake.runs import Run
 
 logger = logging.getLogger(__name__)
 
@@ -103,6 +106,74 @@ def open_retriever(
     return built
 
 
+def retrieve(
+    retriever: Retriever, queries: AmberQueries, k: int = 100, candidates: str = "all"
+) -> Run:
+    """The run of ``retriever`` on ``queries``: each query's top ``k`` pages of the whole
+    corpus (``candidates="all"``), or of its own AmbER set only (``"set"``, the paper's Table 8
+    setting; the queries need their set members). Named after the retriever's kind.
+
+    >>> run = retrieve(open_retriever("bm25", "kilt.jsonl"), AmberQueries.load(path, "human_qa"))
+    """
+    from namesake.runs import Run
+
+    if candidates not in CANDIDATES:
+        raise ValueError(f"candidates must be one of {CANDIDATES}, not {candidates!r}")
+    if candidates == "set":
+        pages = queries.set_pages()
+        rankings = [ranking[:k] for ranking in retriever.rank_candidates(queries.inputs, pages)]
+        held = retriever.candidate_rows
+        unknown = {page for query_pages in pages for page in query_pages if page not in held}
+        if unknown:
+            logger.warning(
+                "%s: %d set pages are not in the retriever's corpus and cannot be ranked (e.g. %s)",
+                queries.config,
+                len(unknown),
+                ", ".join(sorted(unknown)[:3]),
+            )
+    else:
+        rankings = retriever.search(queries.inputs, k)
+    kind = retriever.INDEX_KIND
+    provenance = {"retriever": kind, **(retriever.provenance or {})}
+    return Run.from_rankings(zip(queries.ids, rankings, strict=True), kind, provenance)
+
+
+def pages_to_rerank(runs: Iterable[Run], depth: int) -> set[str]:
+    """The pages that reranking ``runs`` to ``depth`` reads: their union, so that a command
+    reads the corpus once for every run and config it reranks."""
+    return {page for run in runs for page in run.top(depth).page_ids.to_pylist()}
+
+
+def rerank(
+    run: Run, queries: AmberQueries, reranker, pages: dict[str, str], depth: int = 100
+) -> Run:
+    """``run`` with each query's top ``depth`` pages rescored by ``reranker`` (a cross-encoder
+    or ColBERT, `namesake.retrieval.rerankers.open_reranker`) reading ``pages`` (page id ->
+    its title and opening passage, `namesake.retrieval.rerank.opening_passages`, read once
+    for every run a command reranks); the first-stage scores kept beside the new ones.
+    Queries of the run that ``queries`` lacks are refused."""
+    from namesake.retrieval.rerank import rerank as rerank_rankings
+    from namesake.runs import Run
+
+    inputs = dict(zip(queries.ids, queries.inputs, strict=True))
+    unknown = [query_id for query_id in run.query_ids if query_id not in inputs]
+    if unknown:
+        raise NamesakeError(
+            f"{run.name}: {len(unknown)} queries are not queries of {queries.config} "
+            f"(e.g. {', '.join(unknown[:3])})"
+        )
+    rankings = [
+        [(page, 0.0 if score is None else score) for page, score, *_ in ranking]
+        for _, ranking in run.rankings()
+    ]
+    reranked = rerank_rankings([inputs[q] for q in run.query_ids], rankings, pages, reranker, depth)
+    return Run.from_rankings(
+        zip(run.query_ids, reranked, strict=True),
+        name=f"{run.name}+rerank",
+        provenance={**run.provenance, "reranker": str(getattr(reranker, "name", reranker))},
+    )
+
+
 def retrieve_config(
     retriever: Retriever,
     dataset: str,
@@ -126,29 +197,28 @@ def retrieve_config(
     """
     from namesake.amber.evaluation.queries import AmberQueries
 
-    if candidates not in CANDIDATES:
-        raise ValueError(f"candidates must be one of {CANDIDATES}, not {candidates!r}")
     if candidates == "set":
         queries = set_queries(dataset, config)
-        pages = queries.set_pages()
-        rankings = retriever.rank_candidates(queries.inputs, pages)
-        rankings = [ranking[:k] for ranking in rankings]
-        held = retriever.candidate_rows
-        unknown = {page for query_pages in pages for page in query_pages if page not in held}
-        if unknown:
-            logger.warning(
-                "%s: %d set pages are not in the retriever's corpus and cannot be ranked (e.g. %s)",
-                config,
-                len(unknown),
-                ", ".join(sorted(unknown)[:3]),
-            )
     else:
         queries = AmberQueries.load(dataset, config, members=False)
-        rankings = retriever.search(queries.inputs, k)
+    run = retrieve(retriever, queries, k, candidates)
     if reranker is not None:
-        rankings = rerank_rankings(queries.inputs, rankings, reranker, rerank_depth, corpus)
-    write_predictions(out, zip(queries.ids, rankings, strict=True), format, run_name or "namesake")
+        run = rerank(run, queries, reranker, read_pages(corpus, [run], rerank_depth), rerank_depth)
+    write_predictions(out, run.rankings(), format, run_name or "namesake")
     return len(queries)
+
+
+def read_pages(corpus: str | os.PathLike | None, runs: Iterable[Run], depth: int) -> dict[str, str]:
+    """The title and opening passage of every page that reranking ``runs`` to ``depth``
+    reads, in one pass over ``corpus``; a page the corpus lacks is an error naming it."""
+    from namesake.retrieval.rerank import check_pages, opening_passages
+
+    if corpus is None:
+        raise NamesakeError("reranking reads each page's title and opening passage: give --corpus")
+    wanted = pages_to_rerank(runs, depth)
+    texts = opening_passages(corpus, wanted)
+    check_pages(wanted, texts, corpus)
+    return texts
 
 
 def rerank_rankings(queries: list[str], rankings, reranker, depth: int, corpus) -> list:
