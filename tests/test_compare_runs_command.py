@@ -122,16 +122,21 @@ def test_a_run_of_another_config_is_refused_naming_it(two_runs, capsys):
 
 def test_the_command_line_defaults_are_the_library_s():
     """The literal defaults of the parser (kept literal so that `namesake --help` does not
-    import the statistics) are the library's."""
-    from namesake.amber.evaluation.statistics import BOOTSTRAP_RESAMPLES, TEST_RESAMPLES
+    import the statistics) are the library's, the same in the three commands that resample."""
+    from namesake.amber.evaluation.statistics import StatisticsSettings
     from namesake.cli import build_parser
+    from namesake.commands.arguments import statistics_settings
 
     parser = build_parser()
-    for argv in (["compare-runs", "a", "b"], ["evaluate", "--predictions", "p"]):
-        args = parser.parse_args([*argv, "--dataset", "d", "--config", "c", "--out", "o"])
-        assert args.bootstrap_resamples == BOOTSTRAP_RESAMPLES
-    args = parser.parse_args(["compare-runs", "a", "b", "--dataset", "d", "--config", "c"])
-    assert args.test_resamples == TEST_RESAMPLES
+    for argv in (
+        ["compare-runs", "a", "b", "--config", "c"],
+        ["evaluate", "--predictions", "p", "--config", "c"],
+        ["amber", "compare", "--corpus", "k"],
+    ):
+        args = parser.parse_args([*argv, "--dataset", "d", "--out", "o"])
+        assert statistics_settings(args) == StatisticsSettings()
+        args = parser.parse_args([*argv, "--dataset", "d", "--out", "o", "--seed", "3"])
+        assert statistics_settings(args).seed == 3
 
 
 def test_allow_missing_prints_and_records_each_run_s_coverage(two_runs, tmp_path):

@@ -24,12 +24,14 @@ from namesake.commands.arguments import (
     add_rerank,
     add_seed,
     add_similarity,
+    add_statistics,
     add_top_k,
     add_workers,
     dpr_options,
     labelled_dense_run,
     non_negative_int,
     positive_int,
+    statistics_settings,
 )
 
 
@@ -188,6 +190,7 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     )
     add_top_k(compare)
     add_metric(compare)
+    add_statistics(compare)
     add_input(
         compare,
         "--linker",
@@ -336,6 +339,7 @@ def _amber_compare(args) -> None:
         rerank=args.rerank,
         rerank_depth=args.rerank_depth,
         fuse=args.fuse,
+        statistics=statistics_settings(args),
     )
     print(table)
     print(f"Predictions, per-run reports and plots: {args.out}")

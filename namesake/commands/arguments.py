@@ -220,7 +220,15 @@ def add_scoring(parser: argparse.ArgumentParser) -> None:
         "--allow-missing", action="store_true", help="score queries without a prediction as empty"
     )
     add_metric(parser)
-    # a literal default keeps `namesake --help` from importing the statistics; a test checks it
+    add_statistics(parser)
+
+
+def add_statistics(parser: argparse.ArgumentParser) -> None:
+    """The resampling settings of every interval and paired test, the same three options with
+    the same defaults in `evaluate`, `amber compare` and `compare-runs`
+    (`namesake.amber.evaluation.statistics.StatisticsSettings`; `statistics_settings`)."""
+    # literal defaults keep `namesake --help` from importing the statistics; a test checks them
+    add_seed(parser, "of the resampling behind the intervals and paired tests (default: 0)")
     parser.add_argument(
         "--bootstrap-resamples",
         type=positive_int,
@@ -228,6 +236,21 @@ def add_scoring(parser: argparse.ArgumentParser) -> None:
         metavar="N",
         help="resamples of the AmbER sets behind each 95%% interval (default: 1000)",
     )
+    parser.add_argument(
+        "--test-resamples",
+        type=positive_int,
+        default=10_000,
+        metavar="N",
+        help="random sign flips of the sets (and of the queries) in the paired tests "
+        "(default: 10000; all of them when there are fewer)",
+    )
+
+
+def statistics_settings(args: argparse.Namespace):
+    """The `StatisticsSettings` of `add_statistics`' options."""
+    from namesake.amber.evaluation.statistics import StatisticsSettings
+
+    return StatisticsSettings(args.seed, args.bootstrap_resamples, args.test_resamples)
 
 
 def add_run_name(parser: argparse.ArgumentParser, default: str) -> None:

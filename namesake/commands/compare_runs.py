@@ -11,8 +11,6 @@ from namesake.commands.arguments import (
     add_input,
     add_output,
     add_scoring,
-    add_seed,
-    positive_int,
 )
 
 
@@ -34,15 +32,6 @@ def register(groups) -> None:
         "--names", nargs=2, metavar=("NAME_A", "NAME_B"), help="labels (default: file stems)"
     )
     add_scoring(parser)
-    parser.add_argument(
-        "--test-resamples",
-        type=positive_int,
-        default=10_000,
-        metavar="N",
-        help="random sign flips of the sets (and of the queries) in the paired tests "
-        "(default: 10000; all of them when there are fewer)",
-    )
-    add_seed(parser, "of the resampling (default: 0)")
     add_output(
         parser,
         "--out",

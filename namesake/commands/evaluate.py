@@ -65,6 +65,7 @@ def _evaluate(args) -> None:
         retriever=args.retriever,
         predictions_format=args.format,
         resamples=args.bootstrap_resamples,
+        seed=args.seed,
     )
     metrics = evaluation.metrics
     print(results_table([TableRow({"Config": args.config}, metrics, evaluation.paper)], k_values))

@@ -20,6 +20,7 @@ from namesake.amber.evaluation.evaluate import evaluate_run
 from namesake.amber.evaluation.paper import paper_kind, paper_line
 from namesake.amber.evaluation.report import IR_LINE, TableRow, intervals_line, results_table
 from namesake.amber.evaluation.retrieve import open_retriever, retrieve_config, retriever_class
+from namesake.amber.evaluation.statistics import StatisticsSettings
 from namesake.errors import NamesakeError
 from namesake.metrics import load_metric
 from namesake.outputs import atomic_file
@@ -77,6 +78,7 @@ def compare_retrievers(
     rerank: str | None = None,
     rerank_depth: int = 100,
     fuse: str | None = None,
+    statistics: StatisticsSettings | None = None,
 ) -> str:
     """Runs and scores every (retriever, collection, task); writes and returns the table.
 
@@ -96,7 +98,10 @@ def compare_retrievers(
     every first stage, and ``rerank`` (a reranker spec, `open_reranker`) each first stage and
     the fusion reranked over their top ``rerank_depth`` pages; with either, results.md gets a
     second table, each system against BM25 by the paired test over AmbER sets.
+    ``statistics``: the resampling of every interval and paired test (default: the
+    library's, as `evaluate` and `compare-runs` use).
     """
+    statistics = statistics or StatisticsSettings()
     out = Path(out)
     options = retriever_options or {}
     runs = [Run(kind, kind, kind, options.get(kind, {})) for kind in retrievers]
@@ -151,6 +156,8 @@ def compare_retrievers(
                     metric,
                     retriever=run.kind,
                     candidates=candidates,
+                    resamples=statistics.bootstrap_resamples,
+                    seed=statistics.seed,
                 )
                 rows.append(TableRow(label, evaluation.metrics, evaluation.paper))
                 first_stages.setdefault(config, []).append((run.name, predictions))
@@ -170,6 +177,8 @@ def compare_retrievers(
                     metric,
                     retriever=name,
                     candidates=candidates,
+                    resamples=statistics.bootstrap_resamples,
+                    seed=statistics.seed,
                 )
                 label = {
                     "Retriever": name,
@@ -190,7 +199,7 @@ def compare_retrievers(
         f.write(f"\n{notes}\n" if notes else "")
         against = ""
         if (reranker is not None or fuse) and any(len(v) > 1 for v in systems.values()):
-            against = against_baseline(dataset, systems, metric, list(k_values))
+            against = against_baseline(dataset, systems, metric, list(k_values), statistics)
             f.write(f"\n## Against the baseline\n\n{against}\n")
     printed = f"{table}\n\n{notes}" if notes else table
     return f"{printed}\n\n{against}" if against else printed
@@ -243,6 +252,7 @@ def against_baseline(
     systems: dict[str, list[tuple[str, Path]]],
     metric,
     k_values: list[int],
+    statistics: StatisticsSettings,
     baseline: str = "bm25",
 ) -> str:
     """Markdown: every system against the baseline run (BM25, else the first) on each config,
@@ -270,7 +280,9 @@ def against_baseline(
                 metric,
                 names=(base, name),
                 k_values=tuple(k_values),
-                test_resamples=2000,
+                bootstrap_resamples=statistics.bootstrap_resamples,
+                test_resamples=statistics.test_resamples,
+                seed=statistics.seed,
             )
             verdicts = {verdict.measure: verdict for verdict in comparison.verdicts}
             cells = []

@@ -34,13 +34,14 @@ def score_run(
     candidates: str = "all",
     predictions_format: str | None = None,
     resamples: int | None = None,
+    seed: int = 0,
 ) -> Evaluation:
     """Scores one predictions file on one AmbER config; writes nothing.
 
     ``retriever``: the kind that made the predictions (e.g. ``dpr``), for the paper's figures;
     ``candidates``: "set" when each query was ranked within its AmbER set only;
     ``predictions_format``: "kilt" or "trec" (default: told from the file's content);
-    ``resamples``: of the AmbER sets, for the 95% intervals.
+    ``resamples``: of the AmbER sets, for the 95% intervals, drawn with ``seed``.
     """
     queries, entities = load_amber(dataset, config)
     check_columns(queries, entities, dataset, config)
@@ -48,7 +49,7 @@ def score_run(
     coverage = prediction_coverage(queries, predictions)
     check_coverage(coverage, config, allow_missing, source=predictions_path)
     metrics, bins = score_predictions(
-        queries, entities, predictions, k_values, metric, allow_missing, resamples
+        queries, entities, predictions, k_values, metric, allow_missing, resamples, seed
     )
     about = {
         "dataset": str(dataset),

@@ -35,6 +35,24 @@ _BATCH = 250  # resamples per matrix product: (batch x sets) weights stay ~100 M
 _SIGNS_PER_BATCH = 12_500_000
 
 
+@dataclass(frozen=True)
+class StatisticsSettings:
+    """The resampling behind every interval and paired test, one set for `evaluate`, `amber
+    compare` and `compare-runs` (``--seed``, ``--bootstrap-resamples``, ``--test-resamples``),
+    so that the same run gets the same interval in every command; recorded in their outputs."""
+
+    seed: int = 0
+    bootstrap_resamples: int = BOOTSTRAP_RESAMPLES
+    test_resamples: int = TEST_RESAMPLES
+
+    def record(self) -> dict:
+        return {
+            "seed": self.seed,
+            "bootstrap_resamples": self.bootstrap_resamples,
+            "test_resamples": self.test_resamples,
+        }
+
+
 def bootstrap_intervals(
     sums: SetSums,
     resamples: int = BOOTSTRAP_RESAMPLES,
