@@ -23,6 +23,7 @@ from pathlib import Path
 
 from namesake.data import DATA_DIR
 from namesake.errors import BadInputError, NamesakeError
+from namesake.markdown import markdown_table
 
 PAPERS_DIR = DATA_DIR / "papers"
 PAPERS = ("amber", "ecqg", "wes")
@@ -93,16 +94,13 @@ class PaperTable:
             *self.row_fields,
             *(" ".join(COLUMN_LABELS.get(v, v) for v in column) for column in self.columns),
         ]
+        body = [[*row, *(self._text(row + column) for column in self.columns)] for row in self.rows]
         lines = [
             f"**{self.paper_name()} Table {self.table}**: {self.title}"
             + (f" (page {self.page})" if self.page else ""),
             "",
-            "| " + " | ".join(header) + " |",
-            "|" + "---|" * len(self.row_fields) + "---:|" * len(self.columns),
+            markdown_table(header, body, "l" * len(self.row_fields) + "r" * len(self.columns)),
         ]
-        for row in self.rows:
-            cells = [self._text(row + column) for column in self.columns]
-            lines.append("| " + " | ".join([*row, *cells]) + " |")
         reasons = dict.fromkeys(self.gaps.values())
         if reasons:
             lines += ["", *(f"gap: {reason}" for reason in reasons)]

@@ -16,6 +16,7 @@ from namesake.commands.arguments import (
     positive_int,
 )
 from namesake.errors import NamesakeError
+from namesake.markdown import markdown_table
 
 
 def register(groups) -> None:
@@ -347,10 +348,16 @@ def _wes_score(args) -> None:
         raise NamesakeError(f"{where}: {exc}") from None
     print(f"Scorer: {result['scorer']} ({result['model']}), threshold {result['threshold']:.4f}")
     print(f"Regime: {result['regime']} ({result['regime_reason']})")
-    print("| Prediction | References | WES score | Judged right? |\n|---|---|---:|---|")
-    for prediction, refs, score in zip(predictions, references, result["scores"], strict=True):
-        same = "yes" if score >= result["threshold"] else "no"
-        print(f"| {prediction} | {' / '.join(refs)} | {score:.3f} | {same} |")
+    rows = [
+        [
+            prediction,
+            " / ".join(refs),
+            f"{score:.3f}",
+            "yes" if score >= result["threshold"] else "no",
+        ]
+        for prediction, refs, score in zip(predictions, references, result["scores"], strict=True)
+    ]
+    print(markdown_table(["Prediction", "References", "WES score", "Judged right?"], rows, "llrl"))
     print(
         f"Mean WES score {result['score']:.3f}, accuracy {result['accuracy']:.2f}; "
         f"exact match {result['exact_match']:.1f}, token F1 {result['f1']:.1f} "

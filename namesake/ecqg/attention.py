@@ -36,6 +36,7 @@ import pyarrow.parquet as pq
 
 from namesake.ecqg.entities import Entity, find_entities
 from namesake.ecqg.passages import read_passages
+from namesake.markdown import markdown_table
 from namesake.outputs import atomic_directory, atomic_file
 from namesake.papers import paper
 
@@ -368,17 +369,15 @@ def paper_entropy(label: str) -> str:
 def _markdown(rows: dict[str, dict]) -> str:
     names = [name for name, _ in _COLUMNS]
     names.insert(names.index("mean entropy") + 1, "paper")
-    header = "| model | " + " | ".join(names) + " |"
-    rule = "|---|" + "---:|" * len(names)
-    lines = [header, rule]
+    lines = []  # one list of cells per model
     for model, summary in rows.items():
         if "not_trained" in summary:
             values = [f"not trained: {summary['not_trained']}"] + ["–"] * (len(_COLUMNS) - 1)
         else:
             values = [_cell(summary[key]) for _, key in _COLUMNS]
         values.insert(names.index("paper"), paper_entropy(model))
-        lines.append(f"| {model} | {' | '.join(values)} |")
-    return "\n".join(lines) + "\n"
+        lines.append([model, *values])
+    return markdown_table(["model", *names], lines) + "\n"
 
 
 def model_entry(entry: str) -> tuple[str, str]:

@@ -15,6 +15,7 @@ import yaml
 import namesake
 from namesake.dataset_folder import WrittenConfig, card_entries, read_shards, write_config
 from namesake.errors import BadInputError
+from namesake.markdown import markdown_table
 from namesake.papers import NOT_IN_PAPER, paper
 from namesake.wes.hard_negatives import hardness_table
 from namesake.wes.pairs import PAIR_SCHEMA
@@ -83,16 +84,24 @@ def statistics_table(stats: dict[int, dict]) -> str:
     """Markdown in the shape of the published WES table, one row per threshold, then the
     paper's own link corpora (Huang et al., 2022, Sec. 3.1; namesake/data/papers/wes.json),
     whose pair counts it prints for three thresholds whose values the extraction lost."""
-    lines = [
-        "| Min. inbound links (distinct sources) | Articles | Distinct link texts "
-        "| Distinct links (corpus pairs) | Pairs train / validation / test |",
-        "|---:|---:|---:|---:|---|",
+    header = [
+        "Min. inbound links (distinct sources)",
+        "Articles",
+        "Distinct link texts",
+        "Distinct links (corpus pairs)",
+        "Pairs train / validation / test",
     ]
+    lines = []  # one list of cells per threshold, then per corpus of the paper's
     for threshold, s in sorted(stats.items()):
         splits = " / ".join(f"{s['pairs'].get(split, 0):,}" for split in SPLIT_NAMES)
         lines.append(
-            f"| {threshold} | {s['articles']:,} | {s['distinct_link_texts']:,} "
-            f"| {s['corpus_pairs']:,} | {splits} |"
+            [
+                str(threshold),
+                f"{s['articles']:,}",
+                f"{s['distinct_link_texts']:,}",
+                f"{s['corpus_pairs']:,}",
+                splits,
+            ]
         )
     sizes = paper("wes").table("sizes")
     for (corpus,) in sizes.rows:
@@ -101,8 +110,8 @@ def statistics_table(stats: dict[int, dict]) -> str:
             continue
         lost = sizes.gap(corpus=corpus, measure="link threshold n")
         label = f"paper: {corpus}" + (" (its n lost in the extraction)" if lost else "")
-        lines.append(f"| {label} | {NOT_IN_PAPER} | {NOT_IN_PAPER} | {pairs:,} | {NOT_IN_PAPER} |")
-    return "\n".join(lines)
+        lines.append([label, NOT_IN_PAPER, NOT_IN_PAPER, f"{pairs:,}", NOT_IN_PAPER])
+    return markdown_table(header, lines, "rrrrl")
 
 
 SPLIT_NAMES = ("train", "validation", "test")

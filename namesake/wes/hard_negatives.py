@@ -38,6 +38,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from namesake.markdown import markdown_table
+
 STRATEGIES = ("lexical", "substring", "cooccurrence")
 KINDS = ("positive", "random", *STRATEGIES)
 DEFAULT_DF_CAP = 1000
@@ -659,15 +661,20 @@ def hardness(
 
 def hardness_table(results: dict[int, dict[str, dict]]) -> str:
     """Markdown: threshold | negatives | pairs scored | zero-shot AUC."""
-    lines = [
-        "| Threshold | Negatives | Negatives scored (test) | Zero-shot AUC |",
-        "|---:|---|---:|---:|",
-    ]
-    for threshold, rows in sorted(results.items()):
-        for name, row in rows.items():
-            auc = "n/a" if row["auc"] is None else f"{row['auc']:.3f}"
-            lines.append(f"| {threshold} | {name} | {row['negatives']:,} | {auc} |")
-    return "\n".join(lines)
+    return markdown_table(
+        ["Threshold", "Negatives", "Negatives scored (test)", "Zero-shot AUC"],
+        (
+            [
+                str(threshold),
+                name,
+                f"{row['negatives']:,}",
+                "n/a" if row["auc"] is None else f"{row['auc']:.3f}",
+            ]
+            for threshold, rows in sorted(results.items())
+            for name, row in rows.items()
+        ),
+        "rlr",
+    )
 
 
 # ---------------------------------------------------------------- helpers

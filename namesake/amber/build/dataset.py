@@ -16,6 +16,7 @@ from namesake.amber.build.instances import TASKS
 from namesake.amber.build.reference import COLLECTION_NAMES, COLLECTIONS
 from namesake.dataset_folder import WrittenConfig, card_entries, read_shards, write_config
 from namesake.errors import BadInputError
+from namesake.markdown import markdown_table
 from namesake.papers import paper
 
 # pyarrow.compute (~50 ms), pyarrow.parquet and yaml (~20 ms each) are imported in the
@@ -217,34 +218,50 @@ def statistics_table(stats: dict[str, dict]) -> str:
     """Markdown in the shape of the paper's Table 4, one row per collection, each followed by
     the paper's own figures for that collection."""
     table4 = paper("amber").table(4)
-    lines = [
-        "| Collection | # AmbER sets | Entities / set | Entities with queries / set "
-        "| Properties / set | QA queries | SF queries | FC queries |",
-        "|---|---:|---:|---:|---:|---:|---:|---:|",
+    header = [
+        "Collection",
+        "# AmbER sets",
+        "Entities / set",
+        "Entities with queries / set",
+        "Properties / set",
+        "QA queries",
+        "SF queries",
+        "FC queries",
     ]
+    lines = []  # per collection, one list of cells of ours, then one of the paper's
     for collection, s in stats.items():
         name = _display_name(collection)
         lines.append(
-            f"| {name} | {s['sets']:,} | {s['entities_per_set']:.2f} "
-            f"| {s['entities_with_queries_per_set']:.2f} | {s['properties_per_set']:.2f} | "
-            + " | ".join(f"{s['queries'][task]:,}" for task in TASKS)
-            + " |"
+            [
+                name,
+                f"{s['sets']:,}",
+                f"{s['entities_per_set']:.2f}",
+                f"{s['entities_with_queries_per_set']:.2f}",
+                f"{s['properties_per_set']:.2f}",
+                *(f"{s['queries'][task]:,}" for task in TASKS),
+            ]
         )
         cells = [table4.printed(statistic=row, collection=name) for row in PAPER_STATISTICS]
-        lines.append(f"| {name}, paper (Table 4, p. {table4.page}) | " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        lines.append([f"{name}, paper (Table 4, p. {table4.page})", *cells])
+    return markdown_table(header, lines)
 
 
 def property_table(stats: dict[str, dict]) -> str:
     """Markdown in the shape of the paper's Table 3: share of AmbER tuples per property."""
-    lines = ["| Collection | Entity types | Property | Share of tuples |", "|---|---|---|---:|"]
-    for collection, s in stats.items():
-        for row in s["property_distribution"]:
-            lines.append(
-                f"| {_display_name(collection)} | {row['entity_types']} "
-                f"| {row['property']} ({row['pid']}) | {row['percent']:.1f}% |"
-            )
-    return "\n".join(lines)
+    return markdown_table(
+        ["Collection", "Entity types", "Property", "Share of tuples"],
+        (
+            [
+                _display_name(collection),
+                row["entity_types"],
+                f"{row['property']} ({row['pid']})",
+                f"{row['percent']:.1f}%",
+            ]
+            for collection, s in stats.items()
+            for row in s["property_distribution"]
+        ),
+        "lllr",
+    )
 
 
 def _display_name(collection: str) -> str:

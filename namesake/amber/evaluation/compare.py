@@ -22,6 +22,7 @@ from namesake.amber.evaluation.report import IR_LINE, TableRow, intervals_line, 
 from namesake.amber.evaluation.retrieve import open_retriever, retrieve_config, retriever_class
 from namesake.amber.evaluation.statistics import StatisticsSettings
 from namesake.errors import NamesakeError
+from namesake.markdown import markdown_table
 from namesake.metrics import load_metric
 from namesake.outputs import atomic_file
 from namesake.retrieval.storage import check_new_index
@@ -262,10 +263,7 @@ def against_baseline(
     from namesake.amber.evaluation.compare_runs import compare_runs
 
     headers = [f"Δ {header} [95% CI] (p Holm)" for header, _ in AGAINST]
-    lines = [
-        "| System | Baseline | Config | " + " | ".join(headers) + " | Significant (of all) |",
-        "|---|---|---|" + "---:|" * len(headers) + "---|",
-    ]
+    lines = []  # one list of cells per system and config
     for config, runs in systems.items():
         names = dict(runs)
         base = baseline if baseline in names else runs[0][0]
@@ -296,13 +294,10 @@ def against_baseline(
                 )
             significant = [v for v in comparison.verdicts if v.significant]
             tested = sum(v.p_holm == v.p_holm for v in comparison.verdicts)  # not NaN
-            lines.append(
-                f"| {name} | {base} | {config} | "
-                + " | ".join(cells)
-                + f" | {len(significant)} of {tested} |"
-            )
+            lines.append([name, base, config, *cells, f"{len(significant)} of {tested}"])
+    header = ["System", "Baseline", "Config", *headers, "Significant (of all)"]
     return (
-        "\n".join(lines)
+        markdown_table(header, lines, "lll" + "r" * len(headers) + "l")
         + "\n\n* : significant at 0.05 after Holm's correction over all the measures of the "
         "comparison (paired randomization test flipping whole AmbER sets, `namesake "
         "compare-runs`). With few sets nothing can be significant: the intervals say how "

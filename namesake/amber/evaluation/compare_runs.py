@@ -47,6 +47,7 @@ from namesake.amber.evaluation.statistics import (
     per_query_randomization_test,
 )
 from namesake.errors import NamesakeError
+from namesake.markdown import markdown_table
 
 
 @dataclass
@@ -93,21 +94,33 @@ class RunComparison:
 
     def table(self) -> str:
         a, b = self.names
-        lines = [
-            f"| Measure | {a} | {b} | Δ ({b} − {a}) [95% CI] | p (sets) | p Holm "
-            "| p (queries) | Verdict |",
-            "|---|---:|---:|---:|---:|---:|---:|---|",
+        header = [
+            "Measure",
+            a,
+            b,
+            f"Δ ({b} − {a}) [95% CI]",
+            "p (sets)",
+            "p Holm",
+            "p (queries)",
+            "Verdict",
         ]
+        lines = []  # one list of cells per measure
         for verdict in self.verdicts:
             low, high = verdict.interval
             lines.append(
-                f"| {verdict.measure} | {_number(verdict.a)} | {_number(verdict.b)} "
-                f"| {_number(verdict.difference, signed=True)} "
-                f"[{_number(low, signed=True)}, {_number(high, signed=True)}] "
-                f"| {_p(verdict.p_value)} | {_p(verdict.p_holm)} | {_p(verdict.p_per_query)} "
-                f"| {_verdict(verdict, b)} |"
+                [
+                    verdict.measure,
+                    _number(verdict.a),
+                    _number(verdict.b),
+                    f"{_number(verdict.difference, signed=True)} "
+                    f"[{_number(low, signed=True)}, {_number(high, signed=True)}]",
+                    _p(verdict.p_value),
+                    _p(verdict.p_holm),
+                    _p(verdict.p_per_query),
+                    _verdict(verdict, b),
+                ]
             )
-        return "\n".join(lines)
+        return markdown_table(header, lines, "l" + "r" * 6 + "l")
 
     def summary(self) -> str:
         a, b = self.names

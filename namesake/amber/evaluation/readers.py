@@ -51,6 +51,7 @@ from pathlib import Path
 from namesake.amber.build.reference import COLLECTION_NAMES
 from namesake.amber.evaluation.paper import TASK_NAMES
 from namesake.errors import NamesakeError
+from namesake.markdown import markdown_table
 from namesake.outputs import atomic_file
 from namesake.papers import NOT_IN_PAPER, paper
 from namesake.retrieval.corpus import chunks
@@ -578,11 +579,21 @@ def readers_table(runs: list[dict]) -> str:
     def cell(value: float | None) -> str:
         return "–" if value is None else f"{value:.1f}"
 
-    lines = [
-        "| Collection | Task | Setting | Metric | All | paper | Head | paper | Tail | paper "
-        "| Queries | paper system |",
-        "|---|---|---|---|---:|---:|---:|---:|---:|---:|---:|---|",
+    header = [
+        "Collection",
+        "Task",
+        "Setting",
+        "Metric",
+        "All",
+        "paper",
+        "Head",
+        "paper",
+        "Tail",
+        "paper",
+        "Queries",
+        "paper system",
     ]
+    lines = []  # one list of cells per run
     for r in runs:
         row = paper_reader_row(r["collection"], r["task"], r["setting"])
         fields = dict(zip(table7.row_fields, row, strict=True)) if row else None
@@ -591,9 +602,19 @@ def readers_table(runs: list[dict]) -> str:
             for part in ("all", "head", "tail")
         }
         lines.append(
-            f"| {COLLECTION_NAMES[r['collection']]} | {TASK_NAMES[r['task']]} | {r['setting']} "
-            f"| {r['metric']} | {cell(r['all'])} | {theirs['all']} | {cell(r['head'])} "
-            f"| {theirs['head']} | {cell(r['tail'])} | {theirs['tail']} | {r['queries']['all']} "
-            f"| {f'{row[2]} (paper, Table 7 p. {table7.page})' if row else NOT_IN_PAPER} |"
+            [
+                COLLECTION_NAMES[r["collection"]],
+                TASK_NAMES[r["task"]],
+                r["setting"],
+                r["metric"],
+                cell(r["all"]),
+                theirs["all"],
+                cell(r["head"]),
+                theirs["head"],
+                cell(r["tail"]),
+                theirs["tail"],
+                str(r["queries"]["all"]),
+                f"{row[2]} (paper, Table 7 p. {table7.page})" if row else NOT_IN_PAPER,
+            ]
         )
-    return "\n".join(lines)
+    return markdown_table(header, lines, "llll" + "r" * 7 + "l")

@@ -20,6 +20,7 @@ import matplotlib.pyplot as plt  # noqa: E402
 
 from namesake.amber.evaluation.paper import PaperRow, paper_kind, paper_line  # noqa: E402
 from namesake.amber.evaluation.scoring import Evaluation, GapBin, coverage_lines  # noqa: E402
+from namesake.markdown import markdown_table  # noqa: E402
 from namesake.outputs import atomic_directory  # noqa: E402
 
 
@@ -119,12 +120,8 @@ def results_table(rows: list[TableRow], k_values: list[int]) -> str:
     scored = [row for row in rows if row.not_trained is None]
     if not scored:
         header = [*(rows[0].labels if rows else {}), "figures"]
-        lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-        lines += [
-            "| " + " | ".join([*row.labels.values(), f"not trained: {row.not_trained}"]) + " |"
-            for row in rows
-        ]
-        return "\n".join(lines)
+        reasons = [[*row.labels.values(), f"not trained: {row.not_trained}"] for row in rows]
+        return markdown_table(header, reasons, "l")
     labels = list(scored[0].labels)
     paper = scored[0].paper
     if paper is not None:
@@ -135,10 +132,7 @@ def results_table(rows: list[TableRow], k_values: list[int]) -> str:
         for beside in ((False, True) if paper and key in paper.cells else (False,))
     ]
     header = labels + ["paper" if beside else name for name, _, beside in columns]
-    lines = [
-        "| " + " | ".join(header) + " |",
-        "|" + "---|" * len(labels) + "---:|" * (len(header) - len(labels)),
-    ]
+    lines = []  # one list of cells per row
     for row in rows:
         cells = list(row.labels.values())
         if row.not_trained is not None:
@@ -149,8 +143,8 @@ def results_table(rows: list[TableRow], k_values: list[int]) -> str:
                 cells.append(row.paper.label)
             for _, key, beside in columns:
                 cells.append(row.paper.cells[key] if beside else _figure(row.metrics, key))
-        lines.append("| " + " | ".join(cells) + " |")
-    return "\n".join(lines)
+        lines.append(cells)
+    return markdown_table(header, lines, "l" * len(labels) + "r")
 
 
 def plot_popularity_gap(bins: list[GapBin], overall_gap: float, path: Path, title: str) -> None:
@@ -208,15 +202,13 @@ def report_markdown(evaluation: Evaluation, k_values: list[int], title: str) -> 
     lines = coverage_lines(metrics["coverage"], about["config"]) if "coverage" in metrics else []
     coverage = "".join(f"- {line}\n" for line in lines) + ("\n" if lines else "")
     table = results_table([TableRow({"Run": title}, metrics, evaluation.paper)], k_values)
-    gap_lines = [
-        "| Popularity gap | Pairs | Head acc@1 | Tail acc@1 | Head − tail |",
-        "|---|---:|---:|---:|---:|",
-    ]
-    gap_lines += [
-        f"| {b.label} | {b.pairs} | {_cell(b.head_accuracy)} | {_cell(b.tail_accuracy)} "
-        f"| {_cell(b.gap)} |"
-        for b in evaluation.bins
-    ]
+    gap_table = markdown_table(
+        ["Popularity gap", "Pairs", "Head acc@1", "Tail acc@1", "Head − tail"],
+        (
+            [b.label, str(b.pairs), _cell(b.head_accuracy), _cell(b.tail_accuracy), _cell(b.gap)]
+            for b in evaluation.bins
+        ),
+    )
     kind = paper_kind(about.get("retriever"), about.get("candidates", "all"))
     overall = _cell(_overall_gap(metrics), metrics.get("intervals", {}).get("head_tail_gap@1"))
     return (
@@ -226,7 +218,7 @@ def report_markdown(evaluation: Evaluation, k_values: list[int], title: str) -> 
         "of queries where a page of another entity of the set ranks above every gold page.\n\n"
         f"{paper_line(kind)}.\n\n{coverage}"
         f"{table}\n\n{intervals_line(metrics)} {IR_LINE}\n\n"
-        "## Popularity gap (Figure 4)\n\n" + "\n".join(gap_lines) + "\n\n"
+        f"## Popularity gap (Figure 4)\n\n{gap_table}\n\n"
         f"Whole collection: head − tail accuracy@1 = {overall} points.\n\n"
         "![popularity gap](popularity_gap.png)\n"
     )

@@ -34,6 +34,7 @@ from typing import NamedTuple
 import regex
 
 from namesake.errors import BadInputError, NamesakeError
+from namesake.markdown import markdown_table
 from namesake.outputs import atomic_file
 from namesake.papers import NOT_IN_PAPER, paper
 
@@ -443,9 +444,8 @@ def runs_table(result: dict) -> str:
     ]
     header = ["Encoder", "questions", "paper system"]
     header += ["paper" if theirs else f"top-{k}" for k, theirs in columns]
-    lines = ["| " + " | ".join(header) + " |", "|---|---:|---|" + "---:|" * len(columns)]
 
-    def line(run: dict, label: str, questions: int, metrics, reason, subset=None) -> str:
+    def row(run: dict, label: str, questions: int, metrics, reason, subset=None) -> list[str]:
         system = paper_system(run)
         column = PAPER_SUBSETS.get(subset)
         cells = []
@@ -458,14 +458,14 @@ def runs_table(result: dict) -> str:
             else:
                 cells.append(f"{100 * metrics[f'top_{k}']:.1f}")
         named = f"{system}, NQ {column} (paper)" if system and column else NOT_IN_PAPER
-        return "| " + " | ".join([label, str(questions), named, *cells]) + " |"
+        return [label, str(questions), named, *cells]
 
-    for run in result["runs"]:
-        lines.append(
-            line(run, run["label"], result["questions"], run.get("metrics"), run["not_trained"])
-        )
+    rows = [
+        row(run, run["label"], result["questions"], run.get("metrics"), run["not_trained"])
+        for run in result["runs"]
+    ]
     for run in result["runs"]:
         for subset, found in (run.get("subsets") or {}).items():
             label = f"{run['label']}, {subset.replace('_', ' ')}"
-            lines.append(line(run, label, found["questions"], found["metrics"], None, subset))
-    return "\n".join(lines)
+            rows.append(row(run, label, found["questions"], found["metrics"], None, subset))
+    return markdown_table(header, rows, "lrlr")

@@ -38,6 +38,7 @@ from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
+from namesake.markdown import markdown_table
 from namesake.wes.scoring.judgments import KINDS, JudgedAnswer
 from namesake.wes.scoring.thresholds import best_threshold, roc_auc
 
@@ -251,8 +252,7 @@ def markdown_tables(result: Mapping, *, fid_system: str = "fid") -> str:
         ]
         if has_saved:
             header += ["saved threshold", "accuracy @ saved", "κ @ saved"]
-        out.append("| " + " | ".join(header) + " |")
-        out.append("|---|" + "---:|" * (len(header) - 1))
+        rows = []  # one list of cells per scorer
         fid = groups.get(f"system:{fid_system}")
         for name in shown:
 
@@ -284,8 +284,8 @@ def markdown_tables(result: Mapping, *, fid_system: str = "fid") -> str:
                     _fmt(row.get("accuracy_saved")),
                     _fmt(row.get("kappa_saved")),
                 ]
-            out.append("| " + " | ".join(cells) + " |")
-        out.append("")
+            rows.append(cells)
+        out += [markdown_table(header, rows), ""]
     return "\n".join(out)
 
 

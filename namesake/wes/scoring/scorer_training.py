@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from namesake import training
+from namesake.markdown import markdown_table
 from namesake.outputs import add_input
 from namesake.text import exact_match, token_f1
 from namesake.wes.scoring.thresholds import binary_metrics
@@ -157,12 +158,14 @@ def baseline_rows(test: dict) -> list[tuple[str, dict, str]]:
 def scorer_table(rows: list[tuple[str, dict, str]]) -> str:
     """The Markdown results table of the console and the model card: one row per scorer
     (name, its test metrics, the rule by which it says "same")."""
-    out = ['| scorer | accuracy | F1 | ROC-AUC | "same" when |', "|---|---:|---:|---:|---|"]
-    for name, m, rule in rows:
-        out.append(
-            f"| {name} | {m['accuracy']:.3f} | {m['f1']:.3f} | {m['roc_auc']:.3f} | {rule} |"
-        )
-    return "\n".join(out)
+    return markdown_table(
+        ["scorer", "accuracy", "F1", "ROC-AUC", '"same" when'],
+        (
+            [name, f"{m['accuracy']:.3f}", f"{m['f1']:.3f}", f"{m['roc_auc']:.3f}", rule]
+            for name, m, rule in rows
+        ),
+        "lrrrl",
+    )
 
 
 def card_data(args, base_model: str, pipeline_tag: str, tags: list[str], **fields) -> dict:
