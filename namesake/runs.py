@@ -145,25 +145,19 @@ class Run:
         chosen = np.array([position.get(query_id, -1) for query_id in query_ids], dtype=np.int64)
         lengths = np.where(chosen >= 0, self.lengths[np.maximum(chosen, 0)], 0)
         starts = self.offsets[:-1][np.maximum(chosen, 0)]
-        take = _spans(starts, lengths)
-        first = self.first_stage_scores
-        return Run(
-            np.asarray(list(query_ids), dtype=object),
-            np.concatenate([[0], np.cumsum(lengths)]),
-            self.page_ids.take(pa.array(take)),
-            self.scores[take],
-            None if first is None else first[take],
-            self.name,
-            dict(self.provenance),
-        )
+        return self._taken(np.asarray(list(query_ids), dtype=object), starts, lengths)
 
     def top(self, k: int) -> Run:
         """Each ranking cut to its first ``k`` pages."""
-        lengths = np.minimum(self.lengths, k)
-        take = _spans(self.offsets[:-1], lengths)
+        return self._taken(self.query_ids, self.offsets[:-1], np.minimum(self.lengths, k))
+
+    def _taken(self, query_ids: np.ndarray, starts: np.ndarray, lengths: np.ndarray) -> Run:
+        """The run of ``query_ids`` whose query i holds this run's ranked pages
+        starts[i] .. starts[i] + lengths[i] - 1."""
+        take = _spans(starts, lengths)
         first = self.first_stage_scores
         return Run(
-            self.query_ids,
+            query_ids,
             np.concatenate([[0], np.cumsum(lengths)]),
             self.page_ids.take(pa.array(take)),
             self.scores[take],
