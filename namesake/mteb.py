@@ -11,7 +11,7 @@ result = mteb.evaluate(SentenceTransformer("all-MiniLM-L6-v2"), task, cache=None
 ```
 
 The task's data comes from a local BEIR folder (`namesake.amber.evaluation.beir_export`: its corpus,
-queries and the qrels of `amber_qrels`), read here without the Hub, or from a dataset on the
+queries and the qrels of `AmberQueries.qrels`), read here without the Hub, or from a dataset on the
 Hub in MTEB's retrieval layout (configs ``<config>-corpus``, ``<config>-queries`` and
 ``<config>-qrels``), which mteb's own loader reads. Each AmbER config is one task, its one
 subset named after the config; the task's name says the corpus too (``AmbER-human_qa`` for

@@ -132,6 +132,13 @@ class Run:
             for page, score, first in zip(pages, scores, firsts, strict=True)
         ]
 
+    def ranked_ids(self) -> list[list[str]]:
+        """Each query's page ids in rank order, as lists: what the entity_confusion metric
+        and the readers take."""
+        pages = self.page_ids.to_pylist()
+        bounds = self.offsets.tolist()
+        return [pages[start:stop] for start, stop in zip(bounds[:-1], bounds[1:], strict=True)]
+
     def rankings(self) -> Iterator[tuple[str, list[RankedPage]]]:
         """(query id, ranked pages) of every query, in the run's order: what the writers and
         the per-query stages (reranking) read."""

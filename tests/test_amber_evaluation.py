@@ -7,7 +7,8 @@ import matplotlib.image
 import pytest
 from conftest import SAMPLE_KILT
 
-from namesake.amber.evaluation.scoring import GAP_BINS, _gap_bin, build_references, load_amber
+from namesake.amber.evaluation.queries import AmberQueries
+from namesake.amber.evaluation.scoring import GAP_BINS, _gap_bin
 from namesake.cli import main
 
 # Hand-computed from the sample's popularities (tests/data/amber_sample_expected): the pair
@@ -43,7 +44,7 @@ def bm25_retrieve(dataset, work, predictions) -> list[str]:
 
 def test_retrieve_writes_the_published_predictions_format(bm25_run):
     dataset, _, predictions = bm25_run
-    queries, _ = load_amber(str(dataset), "human_qa")
+    queries = AmberQueries.load(str(dataset), "human_qa").rows.to_pydict()
     lines = [json.loads(line) for line in predictions.read_text().splitlines()]
     assert [line["id"] for line in lines] == list(queries["id"])
     for line in lines:
@@ -109,8 +110,8 @@ def test_gap_bins_cover_zero_popularity_tails(head, tail, low):
 
 def test_references_use_the_other_members_pages_as_confusers(sample_build):
     out, _ = sample_build
-    queries, entities = load_amber(str(out / "dataset"), "human_qa")
-    references = build_references(queries, entities)
+    amber = AmberQueries.load(str(out / "dataset"), "human_qa")
+    queries, references = amber.rows.to_pydict(), amber.references()
     row = list(queries["qid"]).index("Q4666410")  # Abe Lincoln the trombonist
     assert references[row] == {
         "gold_ids": ["3412877"],

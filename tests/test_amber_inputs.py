@@ -958,12 +958,12 @@ def _load(folder: Path, config: str) -> list[dict]:
 def test_a_rebuild_from_other_dumps_loads_the_new_rows(tmp_path, one_cache):
     from conftest import SAMPLE_KILT, SAMPLE_PAGECOUNTS_EZ, SAMPLE_WIKIDATA
 
-    from namesake.amber.evaluation.scoring import load_amber
+    from namesake.amber.evaluation.queries import AmberQueries
 
     out = tmp_path / "out" / "amber"
     build(write_inputs(tmp_path / "in"), out, workers=1)
     assert {row["name"] for row in _load(out, "human")} == {"John Smith"}
-    assert len(load_amber(str(out), "human_qa")[0]) == 2
+    assert len(AmberQueries.load(str(out), "human_qa")) == 2
 
     build_amber(SAMPLE_WIKIDATA, SAMPLE_PAGECOUNTS_EZ, SAMPLE_KILT, out, workers=1)
     rows = _load(out, "human")
@@ -971,8 +971,9 @@ def test_a_rebuild_from_other_dumps_loads_the_new_rows(tmp_path, one_cache):
     assert "Abe Lincoln" in {row["name"] for row in rows} and "John Smith" not in {
         row["name"] for row in rows
     }
-    queries, entities = load_amber(str(out), "human_qa")
-    assert set(queries["task"]) == {"qa"} and len(queries) == len(
+    amber = AmberQueries.load(str(out), "human_qa")
+    queries, entities = amber.rows.to_pydict(), amber.members.to_pydict()
+    assert set(queries["task"]) == {"qa"} and len(queries["task"]) == len(
         [row for row in rows if row["task"] == "qa"]
     )
     assert "John Smith" not in set(entities["name"])

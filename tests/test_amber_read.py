@@ -14,6 +14,7 @@ from tiny_models import (
 )
 
 from namesake.amber.evaluation.predictions import read_predictions
+from namesake.amber.evaluation.queries import AmberQueries
 from namesake.amber.evaluation.readers import (
     NOT_ENOUGH_INFO,
     REFUTES,
@@ -25,7 +26,6 @@ from namesake.amber.evaluation.readers import (
     summarize,
     window_batches,
 )
-from namesake.amber.evaluation.scoring import load_amber
 from namesake.cli import main
 from namesake.errors import NamesakeError
 from namesake.text import token_f1
@@ -91,7 +91,7 @@ def _per_query(out, task, setting):
 @pytest.mark.parametrize("task", TASKS)
 def test_a_run_answers_every_query_from_the_documents_of_its_setting(runs, task, setting):
     dataset, out, predictions = runs
-    queries, _ = load_amber(dataset, f"human_{task}")
+    queries = AmberQueries.load(dataset, f"human_{task}").rows.to_pydict()
     records = _per_query(out, task, setting)
     assert [r["id"] for r in records] == list(queries["id"])
     assert [r["is_head"] for r in records] == list(queries["is_head"])
@@ -142,7 +142,7 @@ def test_metrics_are_a_recomputation_of_the_per_query_outputs(runs, task, settin
 @pytest.mark.parametrize("setting", ["oracle", "retrieved"])
 def test_a_reader_that_always_supports_scores_the_share_of_true_claims(runs, setting):
     dataset, out, _ = runs
-    queries, _ = load_amber(dataset, "human_fc")
+    queries = AmberQueries.load(dataset, "human_fc").rows.to_pydict()
     true_claims = {True: [], False: []}
     for answer, is_head in zip(queries["answer"], queries["is_head"], strict=True):
         true_claims[is_head].append(answer == [SUPPORTS])
@@ -159,7 +159,7 @@ def test_a_reader_that_always_supports_scores_the_share_of_true_claims(runs, set
     assert 0 < sum(head) < len(head) and 0 < sum(tail) < len(tail)
     assert run["head"] == pytest.approx(100 * sum(head) / len(head))
     assert run["tail"] == pytest.approx(100 * sum(tail) / len(tail))
-    assert run["all"] == pytest.approx(100 * (sum(head) + sum(tail)) / len(queries))
+    assert run["all"] == pytest.approx(100 * (sum(head) + sum(tail)) / len(queries["id"]))
 
 
 def test_the_table_has_the_paper_layout_with_every_run(runs):

@@ -20,7 +20,7 @@ from test_bad_inputs import NAMESAKE, cli, error_line
 from namesake.amber.build.released import import_released
 from namesake.amber.evaluation.beir_export import export_beir
 from namesake.amber.evaluation.predictions import read_predictions
-from namesake.amber.evaluation.scoring import load_amber
+from namesake.amber.evaluation.queries import AmberQueries
 from namesake.cli import main
 from namesake.retrieval.corpus import read_kilt_documents
 
@@ -45,8 +45,9 @@ def load(folder: Path):
 
 def expected_set_pages(dataset: str) -> set[str]:
     """Every page of every member of the AmbER sets that the config's queries ask about,
-    from the ``human_entities`` config directly (not through `build_references`)."""
-    queries, entities = load_amber(dataset, CONFIG)
+    from the ``human_entities`` config directly (not through `AmberQueries.confusers`)."""
+    amber = AmberQueries.load(dataset, CONFIG)
+    queries, entities = amber.rows.to_pydict(), amber.members.to_pydict()
     names = set(queries["name"])
     return {
         str(page)
@@ -64,7 +65,7 @@ def test_folder_loads_with_beir_and_matches_the_config(dataset, tmp_path, capsys
     printed = capsys.readouterr().out
     corpus, queries, qrels = load(folder)
 
-    amber_queries, _ = load_amber(dataset, CONFIG)
+    amber_queries = AmberQueries.load(dataset, CONFIG).rows.to_pydict()
     assert queries == dict(zip(amber_queries["id"], amber_queries["input"], strict=True))
     assert qrels == {
         query_id: dict.fromkeys(map(str, gold), 1)
@@ -83,7 +84,7 @@ def test_folder_loads_with_beir_and_matches_the_config(dataset, tmp_path, capsys
     assert lincoln["title"] == "Abraham Lincoln"
     assert lincoln["text"].startswith("Abraham Lincoln (February 12, 1809")  # title line dropped
     assert (
-        f"{len(amber_queries)} queries, {judged} relevance judgments, {len(set_pages) + 20} "
+        f"{len(amber_queries["id"])} queries, {judged} relevance judgments, {len(set_pages) + 20} "
         f"documents ({len(set_pages)} set pages + 20 distractors, seed 0)"
     ) in printed
     record = json.loads((folder / "export.json").read_text())
@@ -124,7 +125,7 @@ def test_pages_all_is_every_kilt_page(dataset, tmp_path):
     folder = export(dataset, tmp_path / "beir")
     corpus, queries, qrels = load(folder)
     assert list(corpus) == KILT_IDS
-    assert len(queries) == len(qrels) == len(load_amber(dataset, CONFIG)[0])
+    assert len(queries) == len(qrels) == len(AmberQueries.load(dataset, CONFIG))
 
 
 def test_a_set_page_missing_from_kilt_is_reported(dataset, tmp_path, capsys):

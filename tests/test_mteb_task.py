@@ -12,7 +12,7 @@ from conftest import SAMPLE_KILT
 from folders import folder_files
 
 from namesake.amber.evaluation.predictions import write_predictions
-from namesake.amber.evaluation.scoring import load_queries
+from namesake.amber.evaluation.queries import AmberQueries
 from namesake.cli import main
 from namesake.errors import BadInputError, NamesakeError
 
@@ -89,7 +89,7 @@ def test_mteb_ndcg_equals_namesake_evaluate_on_the_same_run(exported, tmp_path):
 
     saved = json.loads((predictions / f"{task.metadata.name}_predictions.json").read_text())
     found = saved[CONFIG]["test"]
-    queries = load_queries(dataset, CONFIG)
+    queries = AmberQueries.load(dataset, CONFIG, members=False).rows.to_pydict()
     assert set(found) == set(queries["id"])
     rankings = []
     for query_id, page_scores in found.items():

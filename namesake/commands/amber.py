@@ -31,7 +31,7 @@ from namesake.commands.arguments import (
     labelled_dense_run,
     non_negative_int,
     positive_int,
-    statistics_settings,
+    scoring_options,
 )
 
 
@@ -312,7 +312,7 @@ def _amber_read(args) -> None:
 
 
 def _amber_compare(args) -> None:
-    from namesake.amber.evaluation.compare import compare_retrievers
+    from namesake.amber.evaluation.compare import ComparePlan, compare_retrievers
 
     options = {"link": {"model": args.linker}} if args.linker else {}
     if args.splade_model:
@@ -323,25 +323,21 @@ def _amber_compare(args) -> None:
         options["dense"] = {"similarity": args.similarity}
     if args.memory_budget:
         options["bm25"] = {"memory_budget": args.memory_budget}
-    table = compare_retrievers(
-        args.corpus,
-        args.dataset,
-        args.out,
+    plan = ComparePlan(
         retrievers=tuple(dict.fromkeys(args.retriever or ["bm25", "dense"])),
         collections=tuple(dict.fromkeys(args.collections)),
         tasks=tuple(dict.fromkeys(args.tasks)),
         k=args.top_k,
-        metric_path=args.metric,
         index_dir=args.index_dir,
-        retriever_options=options or None,
+        retriever_options=options,
         candidates=args.candidates,
-        dense_runs=args.dense_run,
+        dense_runs=tuple(args.dense_run or ()),
         rerank=args.rerank,
         rerank_depth=args.rerank_depth,
         fuse=args.fuse,
-        statistics=statistics_settings(args),
+        scoring=scoring_options(args),
     )
-    print(table)
+    print(compare_retrievers(args.corpus, args.dataset, args.out, plan))
     print(f"Predictions, per-run reports and plots: {args.out}")
 
 

@@ -246,6 +246,20 @@ def add_statistics(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def scoring_options(args: argparse.Namespace):
+    """The `ScoringOptions` of a command's options: ``--metric`` and the statistics, and
+    where the command has them (`add_scoring`) ``--cutoffs`` and ``--allow-missing``;
+    `amber compare` scores at the default cut-offs, the paper's."""
+    from namesake.amber.evaluation.scoring import ScoringOptions
+
+    return ScoringOptions(
+        k_values=tuple(sorted(set(getattr(args, "cutoffs", ScoringOptions.k_values)))),
+        metric=args.metric,
+        allow_missing=getattr(args, "allow_missing", False),
+        statistics=statistics_settings(args),
+    )
+
+
 def statistics_settings(args: argparse.Namespace):
     """The `StatisticsSettings` of `add_statistics`' options."""
     from namesake.amber.evaluation.statistics import StatisticsSettings

@@ -11,6 +11,7 @@ from namesake.commands.arguments import (
     add_input,
     add_output,
     add_scoring,
+    scoring_options,
 )
 
 
@@ -43,24 +44,20 @@ def register(groups) -> None:
 
 
 def run(args: argparse.Namespace) -> None:
-    from namesake.amber.evaluation.compare_runs import compare_runs
-    from namesake.metrics import load_metric
+    from namesake import AmberQueries, Run, compare_pair, score
+    from namesake.amber.evaluation.compare_runs import check_distinct, default_names
     from namesake.outputs import atomic_directory
 
-    comparison = compare_runs(
-        args.dataset,
-        args.config,
-        args.run_a,
-        args.run_b,
-        load_metric("entity_confusion", args.metric),
-        names=tuple(args.names) if args.names else None,
-        k_values=tuple(sorted(set(args.cutoffs))),
-        predictions_format=args.format,
-        allow_missing=args.allow_missing,
-        bootstrap_resamples=args.bootstrap_resamples,
-        test_resamples=args.test_resamples,
-        seed=args.seed,
+    paths = (args.run_a, args.run_b)
+    check_distinct(paths)
+    names = tuple(args.names) if args.names else default_names(tuple(map(str, paths)))
+    options = scoring_options(args)
+    queries = AmberQueries.load(args.dataset, args.config)
+    a, b = (
+        score(Run.read(path, args.format, name=name), queries, options)
+        for path, name in zip(paths, names, strict=True)
     )
+    comparison = compare_pair(a, b, options.statistics)
     table, summary, coverage = comparison.table(), comparison.summary(), comparison.coverage_lines()
     print(table)
     print(summary)

@@ -11,6 +11,7 @@ from namesake.commands.arguments import (
     add_input,
     add_output,
     add_scoring,
+    scoring_options,
 )
 
 
@@ -47,28 +48,23 @@ def _add_evaluate(parser: argparse.ArgumentParser) -> None:
 
 
 def _evaluate(args) -> None:
-    from namesake.amber.evaluation.evaluate import evaluate_run
+    from namesake import AmberQueries, Run, score
     from namesake.amber.evaluation.paper import paper_line
-    from namesake.amber.evaluation.report import IR_LINE, TableRow, intervals_line, results_table
-    from namesake.amber.evaluation.scoring import coverage_lines
-    from namesake.metrics import load_metric
-
-    k_values = sorted(set(args.cutoffs))
-    evaluation = evaluate_run(
-        args.dataset,
-        args.config,
-        args.predictions,
-        args.out,
-        k_values,
-        load_metric("entity_confusion", args.metric),
-        allow_missing=args.allow_missing,
-        retriever=args.retriever,
-        predictions_format=args.format,
-        resamples=args.bootstrap_resamples,
-        seed=args.seed,
+    from namesake.amber.evaluation.report import (
+        IR_LINE,
+        coverage_lines,
+        intervals_line,
+        write_report,
     )
+
+    options = scoring_options(args)
+    queries = AmberQueries.load(args.dataset, args.config)
+    run = Run.read(args.predictions, args.format)
+    run.provenance["retriever"] = args.retriever  # the kind whose paper figures go beside
+    evaluation = score(run, queries, options)
+    write_report(args.out, evaluation, list(options.k_values))
     metrics = evaluation.metrics
-    print(results_table([TableRow({"Config": args.config}, metrics, evaluation.paper)], k_values))
+    print(evaluation.to_markdown(label={"Config": args.config}))
     print(paper_line(args.retriever))
     print(f"{intervals_line(metrics)} {IR_LINE}")
     print("\n".join(coverage_lines(metrics["coverage"], args.config)))

@@ -4,11 +4,11 @@
 
 The corpus is the whole KILT knowledge source (``pages="all"``), streamed page by page, or
 (``pages="set"``) the pages of the AmbER sets that the config's queries ask about (gold pages
-and their namesakes' pages, `build_references`) plus ``distractors`` other KILT pages drawn
+and their namesakes' pages, `AmberQueries.set_pages`) plus ``distractors`` other KILT pages drawn
 uniformly by seeded reservoir sampling in the same single pass: a small corpus that runs on
 a CPU, like MTEB's "Nano" tasks. Document ids are KILT Wikipedia ids and query ids the
 dataset's ``id`` column, so a run on the folder is a run on AmbER. The qrels are
-`amber_qrels`, the judgments `amber qrels` writes and the IR measures score against.
+`AmberQueries.qrels`, the judgments `amber qrels` writes and the IR measures score against.
 
 A set page (or, with ``pages="all"``, a gold page) that the KILT file lacks is counted and
 named in the summary (`BeirExport.lines`) and in ``export.json``, never dropped silently. An

@@ -19,27 +19,17 @@ from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from namesake.amber.evaluation.ir_metrics import IR_MEASURES
-from namesake.amber.evaluation.predictions import read_predictions
-from namesake.amber.evaluation.query_scores import query_scores, set_sums
-from namesake.amber.evaluation.scoring import (
-    Coverage,
-    amber_qrels,
-    build_references,
-    check_columns,
-    check_coverage,
-    coverage_lines,
-    load_amber,
-    prediction_coverage,
-)
+from namesake.amber.evaluation.report import coverage_lines
+from namesake.amber.evaluation.scoring import Coverage, Evaluation
 from namesake.amber.evaluation.statistics import (
     ALPHA,
-    BOOTSTRAP_RESAMPLES,
-    TEST_RESAMPLES,
     PairedVerdict,
+    StatisticsSettings,
     bootstrap_intervals,
     difference,
     holm,
@@ -166,50 +156,31 @@ def _verdict(verdict: PairedVerdict, b: str) -> str:
     return f"**{b} {direction}**"
 
 
-def compare_runs(
-    dataset: str,
-    config: str,
-    run_a: str | os.PathLike,
-    run_b: str | os.PathLike,
-    metric,
-    names: tuple[str, str] | None = None,
-    k_values: tuple[int, ...] = (1, 20),
-    predictions_format: str | None = None,
-    allow_missing: bool = False,
-    bootstrap_resamples: int = BOOTSTRAP_RESAMPLES,
-    test_resamples: int = TEST_RESAMPLES,
-    seed: int = 0,
+def compare_pair(
+    a: Evaluation, b: Evaluation, statistics: StatisticsSettings | None = None
 ) -> RunComparison:
-    """Scores both runs on ``config`` and compares every figure (see the module docstring).
+    """Run b against run a on the same queries, every figure of their evaluations compared
+    (see the module docstring), from what `score` already computed: nothing is re-read or
+    re-scored.
 
-    Both runs must answer the same queries: each is checked as `namesake evaluate` checks a
-    predictions file (queries without a prediction are an error unless ``allow_missing``).
+    >>> compare_pair(score(bm25, queries), score(mine, queries)).table()
     """
-    runs = (str(run_a), str(run_b))
-    if Path(runs[0]).resolve() == Path(runs[1]).resolve():
-        raise NamesakeError(f"{runs[0]} is compared with itself: give two different runs")
-    names = names or _default_names(runs)
-    queries, entities = load_amber(dataset, config)
-    check_columns(queries, entities, dataset, config)
-    references = build_references(queries, entities)
-    qrels = amber_qrels(queries)
-    scores, coverages = [], []
-    for path in runs:
-        predictions = read_predictions(path, predictions_format)
-        coverages.append(prediction_coverage(queries, predictions))
-        check_coverage(coverages[-1], config, allow_missing, path)
-        rankings = [predictions.get(query_id, []) for query_id in queries["id"]]
-        scores.append(query_scores(rankings, references, qrels, list(k_values), metric))
-    sums = [set_sums(score) for score in scores]
-    figures = [s.figures() for s in sums]
-    intervals = bootstrap_intervals(difference(*sums), resamples=bootstrap_resamples, seed=seed)
-    pvalues = paired_randomization_test(*sums, resamples=test_resamples, seed=seed)
+    statistics = statistics or StatisticsSettings()
+    if a.query_ids != b.query_ids:
+        raise NamesakeError(f"{a.name} and {b.name} were scored on different queries")
+    sums = (a.sums, b.sums)
+    seed = statistics.seed
+    intervals = bootstrap_intervals(
+        difference(*sums), resamples=statistics.bootstrap_resamples, seed=seed
+    )
+    pvalues = paired_randomization_test(*sums, resamples=statistics.test_resamples, seed=seed)
     adjusted = holm(pvalues)
     per_query = per_query_randomization_test(  # as IR papers test: queries independent
-        *({measure: score.values[measure] for measure in IR_MEASURES} for score in scores),
-        resamples=test_resamples,
+        *({measure: e.per_query.values[measure] for measure in IR_MEASURES} for e in (a, b)),
+        resamples=statistics.test_resamples,
         seed=seed,
     )
+    figures = [s.figures() for s in sums]
     verdicts = [
         PairedVerdict(
             measure=name,
@@ -221,22 +192,50 @@ def compare_runs(
             p_holm=adjusted[name],
             p_per_query=per_query.get(name),
         )
-        for name in _report_order(sums[0].names, list(sums[0].gaps))
+        for name in _report_order(a.sums.names, list(a.sums.gaps))
     ]
     return RunComparison(
-        dataset=str(dataset),
-        config=config,
-        names=names,
-        runs=runs,
-        coverage=tuple(coverages),
-        num_queries=len(queries),
-        num_sets=scores[0].num_sets,
+        dataset=a.about["dataset"],
+        config=a.about["config"],
+        names=(a.name, b.name),
+        runs=(a.about["predictions"], b.about["predictions"]),
+        coverage=(a.coverage, b.coverage),
+        num_queries=len(a.query_ids),
+        num_sets=a.per_query.num_sets,
         verdicts=verdicts,
-        resamples={"bootstrap": bootstrap_resamples, "test": test_resamples, "seed": seed},
+        resamples={
+            "bootstrap": statistics.bootstrap_resamples,
+            "test": statistics.test_resamples,
+            "seed": seed,
+        },
     )
 
 
-def _default_names(runs: tuple[str, str]) -> tuple[str, str]:
+def compare(
+    evaluations: Sequence[Evaluation],
+    baseline: int = 0,
+    statistics: StatisticsSettings | None = None,
+) -> list[RunComparison]:
+    """Every evaluation against the one at index ``baseline`` (BM25, say), each comparison
+    Holm-corrected over all its measures: N runs compared in one call.
+
+    >>> for comparison in compare([bm25, dense, fused]): print(comparison.summary())
+    """
+    base = evaluations[baseline]
+    return [
+        compare_pair(base, evaluation, statistics)
+        for index, evaluation in enumerate(evaluations)
+        if index != baseline
+    ]
+
+
+def check_distinct(paths: Sequence[str | os.PathLike]) -> None:
+    """Two runs to compare must be two files."""
+    if Path(paths[0]).resolve() == Path(paths[1]).resolve():
+        raise NamesakeError(f"{paths[0]} is compared with itself: give two different runs")
+
+
+def default_names(runs: tuple[str, str]) -> tuple[str, str]:
     """The runs' file stems, or their paths where the stems are the same."""
     stems = tuple(Path(run).stem for run in runs)
     return stems if stems[0] != stems[1] else runs

@@ -47,13 +47,28 @@ class AmberQueries:
         its collection's set members, both checked for the columns scoring reads. A config of
         set members, a config the dataset lacks, or a folder that is not AmbER is one line
         naming the dataset."""
-        dataset = str(dataset)
-        rows = _load_config(dataset, _query_config(dataset, config)).data.table
         if not members:
-            return cls(dataset, config, rows)
-        queries = cls(dataset, config, rows, load_members(dataset, config))
-        queries.check_columns()
-        return queries
+            rows = _load_config(str(dataset), _query_config(str(dataset), config)).data.table
+            return cls(str(dataset), config, rows)
+        return cls.load_configs(dataset, [config])[config]
+
+    @classmethod
+    def load_configs(
+        cls, dataset: str | os.PathLike, configs: list[str]
+    ) -> dict[str, AmberQueries]:
+        """Several configs of one dataset, each loaded once and the set members of each
+        collection once, shared by its configs: what a command over many configs loads."""
+        dataset = str(dataset)
+        members: dict[str, pa.Table] = {}
+        loaded = {}
+        for config in configs:
+            rows = _load_config(dataset, _query_config(dataset, config)).data.table
+            collection = members_config(config)
+            if collection not in members:
+                members[collection] = load_members(dataset, config)
+            loaded[config] = cls(dataset, config, rows, members[collection])
+            loaded[config].check_columns()
+        return loaded
 
     @classmethod
     def from_released(

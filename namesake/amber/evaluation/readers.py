@@ -35,7 +35,7 @@ smallest no-answer score (negative: no answer); null when no window was read or 
 Settings: **oracle** reads the query's gold pages; **retrieved** reads the top ``k`` pages of
 a retrieval run (the predictions format `namesake retrieve` writes). Head/tail comes from the
 dataset rows as the retrieval evaluation defines it
-(:func:`namesake.amber.evaluation.scoring.build_references`).
+(`namesake.amber.evaluation.queries.AmberQueries.is_head`).
 """
 
 from __future__ import annotations
@@ -47,6 +47,7 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from namesake.amber.build.reference import COLLECTION_NAMES
 from namesake.amber.evaluation.paper import TASK_NAMES
@@ -56,6 +57,9 @@ from namesake.outputs import atomic_file
 from namesake.papers import NOT_IN_PAPER, paper
 from namesake.retrieval.corpus import chunks
 from namesake.text import token_f1
+
+if TYPE_CHECKING:
+    from namesake.amber.evaluation.queries import AmberQueries
 
 SETTINGS = ("oracle", "retrieved")
 READER_TASKS = ("fc", "sf", "qa")
@@ -399,15 +403,18 @@ def summarize(records: list[dict]) -> dict:
 
 
 def documents_to_read(
-    queries, setting: str, predictions: str | os.PathLike | None, k: int
+    queries: AmberQueries, setting: str, predictions: str | os.PathLike | None, k: int
 ) -> list[list[str]]:
-    """Per query, in dataset order, the wikipedia ids it reads."""
+    """Per query, in dataset order, the wikipedia ids it reads: its gold pages, or the top
+    ``k`` of the run ``predictions``, which must answer every query of the config."""
     if setting == "oracle":
-        return [list(ids) for ids in queries["gold_wikipedia_ids"]]
-    from namesake.amber.evaluation.predictions import read_predictions
-    from namesake.amber.evaluation.scoring import rankings_for
+        return [list(ids) for ids in queries.gold_pages]
+    from namesake.amber.evaluation.scoring import check_coverage, run_coverage
+    from namesake.runs import Run
 
-    return [ranking[:k] for ranking in rankings_for(queries, read_predictions(predictions))]
+    run = Run.read(predictions)
+    check_coverage(run_coverage(queries, run), queries.config, source=predictions)
+    return [ranking[:k] for ranking in run.select(queries.ids).top(k).ranked_ids()]
 
 
 def document_texts(corpus: str | os.PathLike, wanted: set[str]) -> dict[str, str]:
@@ -479,7 +486,7 @@ def read_amber(
 ) -> tuple[dict, Path]:
     """Reads every query of ``<collection>_<task>``; writes the per-query JSON lines, merges
     this run into ``out/metrics.json`` and ``out/readers.md``; returns (run, per-query file)."""
-    from namesake.amber.evaluation.scoring import build_references, load_amber
+    from namesake.amber.evaluation.queries import AmberQueries
 
     if setting == "oracle" and predictions is not None:
         raise NamesakeError("--predictions is read only with --setting retrieved")
@@ -489,11 +496,10 @@ def read_amber(
         raise NamesakeError("--labels names fact-checking classes: only with --task fc")
     reader = load_reader(reader_name, task, max_length, labels)
     config = f"{collection}_{task}"
-    queries, entities = load_amber(dataset, config)
-    is_head = [reference["is_head"] for reference in build_references(queries, entities)]
+    queries = AmberQueries.load(dataset, config)
     documents = documents_to_read(queries, setting, predictions, k)
     texts = document_texts(corpus, {doc for docs in documents for doc in docs})
-    chosen = read_queries(reader, list(queries["input"]), documents, texts, stride, batch_size)
+    chosen = read_queries(reader, queries.inputs, documents, texts, stride, batch_size)
     records = [
         {
             "id": query_id,
@@ -508,10 +514,10 @@ def read_amber(
             "windows": windows,
         }
         for query_id, text, head, answers, docs, (choice, windows) in zip(
-            queries["id"],
-            queries["input"],
-            is_head,
-            queries["answer"],
+            queries.ids,
+            queries.inputs,
+            queries.is_head.tolist(),
+            queries.rows["answer"].to_pylist(),
             documents,
             chosen,
             strict=True,

@@ -12,6 +12,7 @@ import math
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import matplotlib
 
@@ -19,9 +20,11 @@ matplotlib.use("Agg")  # files only; no display needed
 import matplotlib.pyplot as plt  # noqa: E402
 
 from namesake.amber.evaluation.paper import PaperRow, paper_kind, paper_line  # noqa: E402
-from namesake.amber.evaluation.scoring import Evaluation, GapBin, coverage_lines  # noqa: E402
 from namesake.markdown import markdown_table  # noqa: E402
 from namesake.outputs import atomic_directory  # noqa: E402
+
+if TYPE_CHECKING:
+    from namesake.amber.evaluation.scoring import Evaluation, GapBin
 
 
 def _cell(value: float, interval=None) -> str:
@@ -79,6 +82,23 @@ IR_LINE = (
     "nDCG@10, MRR@10, R-prec (KILT's page-level R-precision) and R@k (recall) are computed by "
     "ir-measures (trec_eval's code) with the gold pages as qrels (`namesake amber qrels`)."
 )
+
+
+def coverage_lines(record: dict, config: str) -> list[str]:
+    """What `evaluate` prints of a `Coverage.record`: queries without a prediction and
+    predictions without a query, with a few ids of each."""
+    examples = record["examples"]
+
+    def ids(kind: str) -> str:
+        shown = examples[kind]
+        return f" (e.g. {', '.join(shown)})" if shown else ""
+
+    return [
+        f"{record['queries_without_prediction']} of {record['queries']} queries of {config} "
+        "had no prediction, scored as empty rankings" + ids("queries_without_prediction"),
+        f"{record['predictions_without_query']} of {record['predictions']} predictions "
+        f"matched no query of {config}, not scored" + ids("predictions_without_query"),
+    ]
 
 
 def intervals_line(metrics: dict) -> str:

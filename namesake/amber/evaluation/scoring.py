@@ -1,137 +1,28 @@
-"""Scoring retrieval predictions on AmbER with the `entity_confusion` evaluate module.
-
-This module builds the metric's references from a loaded AmbER dataset (gold pages, and
-the pages of the other entities of the same set as confusers) and runs the popularity-gap
-analysis of the paper's Figure 4. The metric itself lives, self-contained, in
-``metrics/entity_confusion``.
+"""The score stage: a `Run` scored on `AmberQueries` with the `entity_confusion` evaluate
+module, the standard IR measures and bootstrap intervals over AmbER sets, and the
+popularity-gap analysis of the paper's Figure 4; an `Evaluation` holds the result. The metric
+itself lives, self-contained, in ``metrics/entity_confusion``.
 """
 
 from __future__ import annotations
 
+import functools
 import math
-import re
 from collections import defaultdict
-from dataclasses import dataclass
-from pathlib import Path
-
-from datasets import Dataset, load_dataset
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from namesake.amber.evaluation.paper import PaperRow
+from namesake.amber.evaluation.statistics import StatisticsSettings
 from namesake.errors import BadInputError, NamesakeError
+
+if TYPE_CHECKING:
+    from namesake.amber.evaluation.queries import AmberQueries
+    from namesake.amber.evaluation.query_scores import QueryScores, SetSums
+    from namesake.runs import Run
 
 # 20%-wide bins of (p_head - p_tail) / p_tail, everything above 100% in the last one.
 GAP_BINS = ((0, 20), (20, 40), (40, 60), (60, 80), (80, 100), (100, math.inf))
-
-
-def load_amber(dataset: str, config: str) -> tuple[Dataset, Dataset]:
-    """The queries of ``config`` and the members of its collection's sets (path or Hub id).
-
-    A config of set members (``human_entities``) is refused, and a dataset or config that
-    does not load is a BadInputError naming the dataset (`_load_config`)."""
-    queries = load_queries(dataset, config)
-    entities = _load_config(dataset, f"{config.partition('_')[0]}_entities")
-    return queries, entities
-
-
-def load_queries(dataset: str, config: str) -> Dataset:
-    """The queries of ``config`` alone; refused as in `load_amber`."""
-    collection, _, task = config.partition("_")
-    if task == "entities":
-        raise NamesakeError(  # not a BadInputError: `set_pages` rewords those
-            f"{dataset}: {config} holds the members of the {collection} sets, not queries: use "
-            f"{collection}, {collection}_qa, {collection}_sf or {collection}_fc"
-        )
-    return _load_config(dataset, config)
-
-
-def _load_config(dataset: str, config: str) -> Dataset:
-    """The test split of one config; what `datasets` raises for a dataset that is neither a
-    folder nor a Hub dataset that loads, or for a config it lacks, becomes one line."""
-    from datasets.exceptions import DatasetGenerationError
-
-    try:
-        return load_dataset(dataset, config, split="test")
-    except ValueError as exc:
-        text = str(exc)
-        if "BuilderConfig" not in text:
-            if "Unknown split" in text:
-                raise BadInputError(dataset, None, f"config {config} has no test split") from None
-            raise
-        available = re.findall(r"'([^']*)'", text.partition("Available:")[2])
-        queries = [name for name in available if not name.endswith("_entities")]
-        raise BadInputError(
-            dataset,
-            None,
-            f"no config {config!r}; its query configs: {', '.join(queries) or 'none'}",
-        ) from None
-    except DatasetGenerationError as exc:
-        cause = exc.__cause__ or exc
-        raise BadInputError(dataset, None, f"config {config} does not load ({cause})") from None
-    except (FileNotFoundError, ConnectionError) as exc:
-        if Path(dataset).exists():
-            raise BadInputError(dataset, None, f"not an AmbER dataset folder ({exc})") from None
-        if Path(dataset).is_absolute() or dataset.startswith((".", "~")) or dataset.count("/") > 1:
-            raise BadInputError(dataset, None, "no such dataset folder") from None
-        raise BadInputError(
-            dataset, None, f"no such dataset folder, nor a Hub dataset that loads ({exc})"
-        ) from None
-
-
-def build_references(queries: Dataset, entities: Dataset) -> list[dict]:
-    """Per query: gold pages, the other set members' pages (confusers), head flag, set id."""
-    pages: dict[str, dict[str, list[str]]] = defaultdict(dict)
-    for name, qid, ids in zip(
-        entities["name"], entities["qid"], entities["wikipedia_ids"], strict=True
-    ):
-        pages[name][qid] = ids
-    references = []
-    for name, qid, is_head, gold in zip(
-        queries["name"],
-        queries["qid"],
-        queries["is_head"],
-        queries["gold_wikipedia_ids"],
-        strict=True,
-    ):
-        confusers = dict.fromkeys(
-            page
-            for other, other_pages in pages[name].items()
-            if other != qid
-            for page in other_pages
-            if page not in gold
-        )
-        references.append(
-            {"gold_ids": gold, "confuser_ids": list(confusers), "is_head": is_head, "set_id": name}
-        )
-    return references
-
-
-def amber_qrels(queries: Dataset) -> dict[str, dict[str, int]]:
-    """TREC-style relevance judgments of a query config: every gold page of a query is
-    relevant (1), nothing else is judged. One source for `amber qrels`, the BEIR export and
-    the standard IR measures."""
-    return {
-        query_id: dict.fromkeys(map(str, gold), 1)
-        for query_id, gold in zip(queries["id"], queries["gold_wikipedia_ids"], strict=True)
-    }
-
-
-#: the columns that scoring reads, of a query config and of its ``_entities`` config
-QUERY_COLUMNS = ("id", "name", "qid", "is_head", "gold_wikipedia_ids")
-ENTITY_COLUMNS = ("name", "qid", "is_head", "popularity", "wikipedia_ids")
-
-
-def check_columns(queries: Dataset, entities: Dataset, dataset: str, config: str) -> None:
-    """A config without the columns that scoring reads is a BadInputError naming them."""
-    members = f"{config.partition('_')[0]}_entities"
-    for name, table, needed in (
-        (config, queries, QUERY_COLUMNS),
-        (members, entities, ENTITY_COLUMNS),
-    ):
-        missing = [column for column in needed if column not in table.column_names]
-        if missing:
-            raise BadInputError(
-                dataset, None, f"config {name} has no column {', '.join(missing)}: not AmbER?"
-            )
 
 
 @dataclass
@@ -165,32 +56,17 @@ class Coverage:
         }
 
 
-def prediction_coverage(queries: Dataset, predictions: dict[str, list[str]]) -> Coverage:
-    query_ids = list(queries["id"])
+def run_coverage(queries: AmberQueries, run: Run) -> Coverage:
+    """How ``run`` meets the queries of ``queries``' config."""
+    query_ids = queries.ids
     known = set(query_ids)
+    answered = set(run.query_ids)
     return Coverage(
         queries=len(query_ids),
-        predictions=len(predictions),
-        missing=[query_id for query_id in query_ids if query_id not in predictions],
-        unmatched=[query_id for query_id in predictions if query_id not in known],
+        predictions=len(run),
+        missing=[query_id for query_id in query_ids if query_id not in answered],
+        unmatched=[query_id for query_id in run.query_ids if query_id not in known],
     )
-
-
-def coverage_lines(record: dict, config: str) -> list[str]:
-    """What `evaluate` prints of a `Coverage.record`: queries without a prediction and
-    predictions without a query, with a few ids of each."""
-    examples = record["examples"]
-
-    def ids(kind: str) -> str:
-        shown = examples[kind]
-        return f" (e.g. {', '.join(shown)})" if shown else ""
-
-    return [
-        f"{record['queries_without_prediction']} of {record['queries']} queries of {config} "
-        "had no prediction, scored as empty rankings" + ids("queries_without_prediction"),
-        f"{record['predictions_without_query']} of {record['predictions']} predictions "
-        f"matched no query of {config}, not scored" + ids("predictions_without_query"),
-    ]
 
 
 def check_coverage(
@@ -216,15 +92,6 @@ def check_coverage(
     raise NamesakeError(problem) if source is None else BadInputError(source, None, problem)
 
 
-def rankings_for(
-    queries: Dataset, predictions: dict[str, list[str]], allow_missing: bool = False
-) -> list[list[str]]:
-    """The ranking of every query, in dataset order; predictions that match no query are an
-    error, and so are missing ones unless allowed (`check_coverage`)."""
-    check_coverage(prediction_coverage(queries, predictions), "this config", allow_missing)
-    return [predictions.get(query_id, []) for query_id in queries["id"]]
-
-
 @dataclass
 class GapBin:
     low: float
@@ -244,16 +111,62 @@ class GapBin:
 
 @dataclass(frozen=True)
 class Evaluation:
-    """One predictions file scored on one config.
+    """One run scored on one config: what `score` returns, and what the reports, the tables
+    and the paired tests (`compare`) read.
 
-    ``about``: dataset, config, predictions path, retriever kind (or None) and candidates
-    ("all", or "set" when each query was ranked within its AmbER set); ``paper``: the paper's
-    figures for the kind the run sits beside (`paper_kind`)."""
+    ``about``: dataset, config, predictions path (None for a run made in memory), retriever
+    kind (or None) and candidates ("all", or "set" when each query was ranked within its
+    AmbER set); ``metrics``: every figure, ``metrics["intervals"]`` their 95% intervals;
+    ``paper``: the paper's figures for the kind the run sits beside (`paper_kind`);
+    ``per_query``: every measure query by query, ``sums``: per AmbER set, which the
+    resampling reads; ``coverage``: how the run met the config's queries.
+
+    >>> evaluation = score(Run.read("bm25.trec"), AmberQueries.load(folder, "human_qa"))
+    >>> evaluation.metrics["accuracy@1_tail"], evaluation.intervals()["accuracy@1_tail"]
+    >>> evaluation.to_pandas()  # one row per figure: value, low, high
+    """
 
     about: dict
     metrics: dict
     bins: list[GapBin]
     paper: PaperRow
+    name: str = "run"
+    per_query: QueryScores | None = None
+    sums: SetSums | None = None
+    coverage: Coverage | None = None
+    query_ids: list[str] | None = None
+
+    def figures(self) -> dict[str, float]:
+        """Every figure with an interval: AmbER's measures, the gaps and the IR measures."""
+        return {name: self.metrics[name] for name in self.metrics.get("intervals", {})}
+
+    def intervals(self) -> dict[str, tuple[float, float]]:
+        return {name: tuple(bounds) for name, bounds in self.metrics.get("intervals", {}).items()}
+
+    def to_pandas(self, per_query: bool = False):
+        """The figures as a DataFrame (one row per figure: value, low, high), or with
+        ``per_query`` every measure query by query (query id, set, head, a column each)."""
+        import pandas as pd
+
+        if per_query:
+            frame = pd.DataFrame(self.per_query.values)
+            frame.insert(0, "is_head", self.per_query.is_head)
+            frame.insert(0, "set_index", self.per_query.set_index)
+            frame.insert(0, "query_id", self.query_ids)
+            return frame
+        intervals = self.intervals()
+        return pd.DataFrame(
+            [(name, value, *intervals[name]) for name, value in self.figures().items()],
+            columns=["figure", "value", "low", "high"],
+        ).set_index("figure")
+
+    def to_markdown(self, label: dict[str, str] | None = None) -> str:
+        """The run's row of the results table, the paper's figures beside ours; ``label``:
+        the row's label columns (default: the run's name)."""
+        from namesake.amber.evaluation.report import TableRow, results_table
+
+        row = TableRow(label or {"Run": self.name}, self.metrics, self.paper)
+        return results_table([row], list(self.per_query.k_values))
 
 
 def _gap_bin(head_popularity: float, tail_popularity: float) -> int:
@@ -272,11 +185,7 @@ def _gap_bin(head_popularity: float, tail_popularity: float) -> int:
 
 
 def popularity_gap(
-    queries: Dataset,
-    entities: Dataset,
-    rankings: list[list[str]],
-    references: list[dict],
-    metric,
+    queries: AmberQueries, rankings: list[list[str]], references: list[dict], metric
 ) -> list[GapBin]:
     """Figure 4: head - tail accuracy@1 by popularity gap, over (head, tail entity) pairs.
 
@@ -285,14 +194,16 @@ def popularity_gap(
     (log10 page views). A bin's accuracies pool the queries of its heads and of its tails.
     """
     queries_of: dict[tuple[str, str], list[int]] = defaultdict(list)
-    for index, (name, qid) in enumerate(zip(queries["name"], queries["qid"], strict=True)):
+    names, qids = queries.rows["name"].to_pylist(), queries.rows["qid"].to_pylist()
+    for index, (name, qid) in enumerate(zip(names, qids, strict=True)):
         queries_of[(name, qid)].append(index)
     members: dict[str, list[tuple[str, bool, float]]] = defaultdict(list)
+    table = queries.members
     for name, qid, is_head, popularity in zip(
-        entities["name"],
-        entities["qid"],
-        entities["is_head"],
-        entities["popularity"],
+        table["name"].to_pylist(),
+        table["qid"].to_pylist(),
+        table["is_head"].to_pylist(),
+        table["popularity"].to_pylist(),
         strict=True,
     ):
         members[name].append((qid, is_head, popularity))
@@ -330,44 +241,86 @@ def popularity_gap(
     ]
 
 
-def score_predictions(
-    queries: Dataset,
-    entities: Dataset,
-    predictions: dict[str, list[str]],
-    k_values: list[int],
-    metric,
-    allow_missing: bool = False,
-    resamples: int | None = None,
-    seed: int = 0,
-) -> tuple[dict, list[GapBin]]:
-    """The metric's scores on every query of ``queries``, the standard IR measures beside them
-    (`namesake.amber.evaluation.ir_metrics`), the head-tail gap of each accuracy@k, and the
-    popularity-gap bins; ``metrics["intervals"]``: each figure's 95% bootstrap interval over AmbER
-    sets (``resamples`` of them, default `statistics.BOOTSTRAP_RESAMPLES`);
-    ``metrics["coverage"]``: what `Coverage.record` says of the predictions."""
-    from namesake.amber.evaluation.query_scores import query_scores, set_sums
-    from namesake.amber.evaluation.statistics import (
-        BOOTSTRAP_RESAMPLES,
-        CONFIDENCE,
-        bootstrap_intervals,
-    )
+@dataclass(frozen=True)
+class ScoringOptions:
+    """How a run is scored: the accuracy@k cut-offs, the entity_confusion module (a folder;
+    None: the bundled one), whether queries without a prediction count as empty rankings
+    (else they are an error), and the resampling of the intervals."""
 
-    references = build_references(queries, entities)
-    rankings = rankings_for(queries, predictions, allow_missing)
+    k_values: tuple[int, ...] = (1, 20)
+    metric: str | None = None
+    allow_missing: bool = False
+    statistics: StatisticsSettings = field(default_factory=StatisticsSettings)
+
+
+@functools.cache
+def entity_confusion(path: str | None = None):
+    """The entity_confusion evaluate module, loaded once per process for every run scored."""
+    from namesake.metrics import load_metric
+
+    return load_metric("entity_confusion", path)
+
+
+def score(run: Run, queries: AmberQueries, options: ScoringOptions | None = None) -> Evaluation:
+    """``run`` scored on ``queries``: the entity_confusion metric's figures (accuracy@k on
+    all, head and tail queries, all-correct@k, entity confusion), the standard IR measures
+    beside them (`namesake.amber.evaluation.ir_metrics`), the head-tail gap of each
+    accuracy@k, each figure's 95% bootstrap interval over AmbER sets, and the popularity-gap
+    bins (the paper's Figure 4). A run answering no query of the config, or (unless
+    ``options.allow_missing``) not every query, is refused, naming the run's file.
+
+    >>> queries = AmberQueries.load("demo_output/amber", "human_qa")
+    >>> evaluation = score(Run.read("bm25-human_qa.jsonl"), queries)
+    >>> print(evaluation.to_markdown())
+    """
+    from namesake.amber.evaluation.paper import paper_kind, paper_row, split_config
+    from namesake.amber.evaluation.query_scores import query_scores, set_sums
+    from namesake.amber.evaluation.statistics import CONFIDENCE, bootstrap_intervals
+
+    options = options or ScoringOptions()
+    coverage = run_coverage(queries, run)
+    check_coverage(coverage, queries.config, options.allow_missing, run.provenance.get("path"))
+    aligned = run.select(queries.ids)
+    rankings = aligned.ranked_ids()
+    references = queries.references()
+    metric = entity_confusion(options.metric)
+    k_values = list(options.k_values)
     metrics = metric.compute(predictions=rankings, references=references, k_values=k_values)
-    sums = set_sums(query_scores(rankings, references, amber_qrels(queries), k_values, metric))
+    per_query = query_scores(aligned, queries.judgments(), k_values)
+    sums = set_sums(per_query)
     # AmbER's own figures stay the metric's; the IR measures and the gaps come from the sums
     for name, value in sums.figures().items():
         metrics.setdefault(name, value)
-    resamples = BOOTSTRAP_RESAMPLES if resamples is None else resamples
-    intervals = bootstrap_intervals(sums, resamples=resamples, seed=seed)
+    settings = options.statistics
+    intervals = bootstrap_intervals(
+        sums, resamples=settings.bootstrap_resamples, seed=settings.seed
+    )
     metrics["intervals"] = {name: list(interval) for name, interval in intervals.items()}
     metrics["bootstrap"] = {
         "unit": "AmbER set",
-        "resamples": resamples,
+        "resamples": settings.bootstrap_resamples,
         "confidence": CONFIDENCE,
         "method": "percentile",
-        "seed": seed,
+        "seed": settings.seed,
     }
-    metrics["coverage"] = prediction_coverage(queries, predictions).record()
-    return metrics, popularity_gap(queries, entities, rankings, references, metric)
+    metrics["coverage"] = coverage.record()
+    retriever = run.provenance.get("retriever")
+    candidates = run.provenance.get("candidates", "all")
+    about = {
+        "dataset": queries.dataset,
+        "config": queries.config,
+        "predictions": run.provenance.get("path"),
+        "retriever": retriever,
+        "candidates": candidates,
+    }
+    return Evaluation(
+        about,
+        metrics,
+        popularity_gap(queries, rankings, references, metric),
+        paper_row(paper_kind(retriever, candidates), *split_config(queries.config)),
+        run.name,
+        per_query,
+        sums,
+        coverage,
+        queries.ids,
+    )
