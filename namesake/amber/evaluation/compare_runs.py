@@ -24,16 +24,16 @@ from pathlib import Path
 
 from namesake.amber.evaluation.ir_metrics import IR_MEASURES
 from namesake.amber.evaluation.predictions import read_predictions
-from namesake.amber.evaluation.query_scores import query_scores, set_sums
+from namesake.amber.evaluation.query_scores import QueryJudgments, query_scores, set_sums
 from namesake.amber.evaluation.scoring import (
     Coverage,
-    amber_qrels,
     build_references,
     check_columns,
     check_coverage,
     coverage_lines,
     load_amber,
     prediction_coverage,
+    rankings_run,
 )
 from namesake.amber.evaluation.statistics import (
     ALPHA,
@@ -178,15 +178,14 @@ def compare_runs(
     names = names or _default_names(runs)
     queries, entities = load_amber(dataset, config)
     check_columns(queries, entities, dataset, config)
-    references = build_references(queries, entities)
-    qrels = amber_qrels(queries)
+    judgments = QueryJudgments.from_references(build_references(queries, entities))
     scores, coverages = [], []
     for path in runs:
         predictions = read_predictions(path, predictions_format)
         coverages.append(prediction_coverage(queries, predictions))
         check_coverage(coverages[-1], config, allow_missing, path)
         rankings = [predictions.get(query_id, []) for query_id in queries["id"]]
-        scores.append(query_scores(rankings, references, qrels, list(k_values), metric))
+        scores.append(query_scores(rankings_run(queries["id"], rankings), judgments, k_values))
     sums = [set_sums(score) for score in scores]
     figures = [s.figures() for s in sums]
     intervals = bootstrap_intervals(difference(*sums), resamples=bootstrap_resamples, seed=seed)

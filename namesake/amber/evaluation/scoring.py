@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections import defaultdict
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -18,6 +19,7 @@ from datasets import Dataset, load_dataset
 
 from namesake.amber.evaluation.paper import PaperRow
 from namesake.errors import BadInputError, NamesakeError
+from namesake.runs import Run
 
 # 20%-wide bins of (p_head - p_tail) / p_tail, everything above 100% in the last one.
 GAP_BINS = ((0, 20), (20, 40), (40, 60), (60, 80), (80, 100), (100, math.inf))
@@ -107,8 +109,8 @@ def build_references(queries: Dataset, entities: Dataset) -> list[dict]:
 
 def amber_qrels(queries: Dataset) -> dict[str, dict[str, int]]:
     """TREC-style relevance judgments of a query config: every gold page of a query is
-    relevant (1), nothing else is judged. One source for `amber qrels`, the BEIR export and
-    the standard IR measures."""
+    relevant (1), nothing else is judged. One source for `amber qrels` and the BEIR export;
+    the standard IR measures judge by the same gold pages (`query_scores.QueryJudgments`)."""
     return {
         query_id: dict.fromkeys(map(str, gold), 1)
         for query_id, gold in zip(queries["id"], queries["gold_wikipedia_ids"], strict=True)
@@ -223,6 +225,15 @@ def rankings_for(
     error, and so are missing ones unless allowed (`check_coverage`)."""
     check_coverage(prediction_coverage(queries, predictions), "this config", allow_missing)
     return [predictions.get(query_id, []) for query_id in queries["id"]]
+
+
+def rankings_run(query_ids: Sequence[str], rankings: Sequence[Sequence[str]]) -> Run:
+    """Rankings of page ids, one per query of ``query_ids`` (as `rankings_for` gives them),
+    as a `Run` without scores: what `query_scores` scores."""
+    return Run.from_rankings(
+        (query_id, [(page, None) for page in ranking])
+        for query_id, ranking in zip(query_ids, rankings, strict=True)
+    )
 
 
 @dataclass
@@ -345,7 +356,7 @@ def score_predictions(
     popularity-gap bins; ``metrics["intervals"]``: each figure's 95% bootstrap interval over AmbER
     sets (``resamples`` of them, default `statistics.BOOTSTRAP_RESAMPLES`);
     ``metrics["coverage"]``: what `Coverage.record` says of the predictions."""
-    from namesake.amber.evaluation.query_scores import query_scores, set_sums
+    from namesake.amber.evaluation.query_scores import QueryJudgments, query_scores, set_sums
     from namesake.amber.evaluation.statistics import (
         BOOTSTRAP_RESAMPLES,
         CONFIDENCE,
@@ -355,7 +366,8 @@ def score_predictions(
     references = build_references(queries, entities)
     rankings = rankings_for(queries, predictions, allow_missing)
     metrics = metric.compute(predictions=rankings, references=references, k_values=k_values)
-    sums = set_sums(query_scores(rankings, references, amber_qrels(queries), k_values, metric))
+    judgments = QueryJudgments.from_references(references)
+    sums = set_sums(query_scores(rankings_run(queries["id"], rankings), judgments, k_values))
     # AmbER's own figures stay the metric's; the IR measures and the gaps come from the sums
     for name, value in sums.figures().items():
         metrics.setdefault(name, value)
