@@ -219,7 +219,6 @@ def add_scoring(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--allow-missing", action="store_true", help="score queries without a prediction as empty"
     )
-    add_metric(parser)
     # a literal default keeps `namesake --help` from importing the statistics; a test checks it
     parser.add_argument(
         "--bootstrap-resamples",

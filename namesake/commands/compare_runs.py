@@ -55,7 +55,6 @@ def register(groups) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from namesake.amber.evaluation.compare_runs import compare_runs
-    from namesake.metrics import load_metric
     from namesake.outputs import atomic_directory
 
     comparison = compare_runs(
@@ -63,7 +62,6 @@ def run(args: argparse.Namespace) -> None:
         args.config,
         args.run_a,
         args.run_b,
-        load_metric("entity_confusion", args.metric),
         names=tuple(args.names) if args.names else None,
         k_values=tuple(sorted(set(args.cutoffs))),
         predictions_format=args.format,

@@ -190,7 +190,7 @@ def compare_retrievers(
         f.write(f"\n{notes}\n" if notes else "")
         against = ""
         if (reranker is not None or fuse) and any(len(v) > 1 for v in systems.values()):
-            against = against_baseline(dataset, systems, metric, list(k_values))
+            against = against_baseline(dataset, systems, list(k_values))
             f.write(f"\n## Against the baseline\n\n{against}\n")
     printed = f"{table}\n\n{notes}" if notes else table
     return f"{printed}\n\n{against}" if against else printed
@@ -241,7 +241,6 @@ AGAINST = (
 def against_baseline(
     dataset: str,
     systems: dict[str, list[tuple[str, Path]]],
-    metric,
     k_values: list[int],
     baseline: str = "bm25",
 ) -> str:
@@ -267,7 +266,6 @@ def against_baseline(
                 config,
                 names[base],
                 path,
-                metric,
                 names=(base, name),
                 k_values=tuple(k_values),
                 test_resamples=2000,

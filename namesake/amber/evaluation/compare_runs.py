@@ -158,7 +158,6 @@ def compare_runs(
     config: str,
     run_a: str | os.PathLike,
     run_b: str | os.PathLike,
-    metric,
     names: tuple[str, str] | None = None,
     k_values: tuple[int, ...] = (1, 20),
     predictions_format: str | None = None,
