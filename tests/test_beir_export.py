@@ -84,7 +84,7 @@ def test_folder_loads_with_beir_and_matches_the_config(dataset, tmp_path, capsys
     assert lincoln["title"] == "Abraham Lincoln"
     assert lincoln["text"].startswith("Abraham Lincoln (February 12, 1809")  # title line dropped
     assert (
-        f"{len(amber_queries["id"])} queries, {judged} relevance judgments, {len(set_pages) + 20} "
+        f"{len(amber_queries['id'])} queries, {judged} relevance judgments, {len(set_pages) + 20} "
         f"documents ({len(set_pages)} set pages + 20 distractors, seed 0)"
     ) in printed
     record = json.loads((folder / "export.json").read_text())

@@ -219,7 +219,6 @@ def add_scoring(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--allow-missing", action="store_true", help="score queries without a prediction as empty"
     )
-    add_metric(parser)
     add_statistics(parser)
 
 

@@ -9,6 +9,7 @@ from namesake.amber.evaluation.retrieve import RETRIEVER_KINDS
 from namesake.commands.arguments import (
     add_amber_config,
     add_input,
+    add_metric,
     add_output,
     add_scoring,
     scoring_options,
@@ -36,6 +37,7 @@ def _add_evaluate(parser: argparse.ArgumentParser) -> None:
         required=True,
     )
     add_scoring(parser)
+    add_metric(parser)
     from namesake.amber.evaluation.paper import PAPER_KINDS
 
     parser.add_argument(

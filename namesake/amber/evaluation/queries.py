@@ -170,6 +170,15 @@ class AmberQueries:
             )
         ]
 
+    def judgments(self):
+        """The `QueryJudgments` of the queries (gold pages, confusers, sets, heads as columns):
+        what `query_scores` scores a run against; worked out once."""
+        from namesake.amber.evaluation.query_scores import QueryJudgments
+
+        if "judgments" not in self._cache:
+            self._cache["judgments"] = QueryJudgments.from_references(self.references())
+        return self._cache["judgments"]
+
     def set_pages(self) -> list[list[str]]:
         """Per query, every page of its AmbER set: its gold pages, then the confusers (what
         ``--candidates set`` ranks)."""

@@ -12,13 +12,20 @@ confusion between them, so they are not independent: the set is the unit of resa
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
-from namesake.amber.evaluation.ir_metrics import IR_MEASURES, per_query_ir_measures
+from namesake.amber.evaluation.ir_metrics import (
+    IR_MEASURES,
+    PageLists,
+    best_ranks,
+    cleaned_ranks,
+    gold_measures,
+    listed,
+)
+from namesake.runs import Run
 
 PARTS = ("", "_head", "_tail")
 
@@ -38,34 +45,51 @@ class QueryScores:
         return int(self.set_index.max()) + 1 if self.set_index.size else 0
 
 
-def query_scores(
-    rankings: Sequence[Sequence[str]],
-    references: Sequence[dict],
-    qrels: dict[str, dict[str, int]],
-    k_values: Sequence[int],
-    metric,
-) -> QueryScores:
-    """AmbER's measures (from the entity_confusion module's own per-query ranks, so that they
-    add up to its figures exactly) and the standard IR measures, query by query.
+@dataclass(eq=False)
+class QueryJudgments:
+    """What AmbER says of each query (dataset order), as columns: its gold pages, its
+    confusers (the pages of the other entities of its set; a page that is also gold counts
+    as gold), its set (0-based codes, in the order sets first appear) and whether it is
+    about the set's head entity."""
 
-    ``metric``: the loaded entity_confusion module (its script supplies `per_query_ranks`);
-    ``qrels``: `amber_qrels` of the same queries, in the same order as ``rankings``."""
-    module = inspect.getmodule(type(metric)) if not inspect.ismodule(metric) else metric
-    gold_rank, confused = module.per_query_ranks(
-        rankings,
-        [reference["gold_ids"] for reference in references],
-        [reference["confuser_ids"] for reference in references],
-    )
-    codes: dict[str, int] = {}
-    set_index = np.array(
-        [codes.setdefault(reference["set_id"], len(codes)) for reference in references],
-        dtype=np.int64,
-    )
+    gold: PageLists
+    confusers: PageLists
+    set_index: np.ndarray
+    is_head: np.ndarray
+
+    @classmethod
+    def from_references(cls, references: Sequence[dict]) -> QueryJudgments:
+        """From the entity_confusion metric's references (`scoring.build_references`)."""
+        codes: dict[str, int] = {}
+        return cls(
+            PageLists.from_lists(reference["gold_ids"] for reference in references),
+            PageLists.from_lists(reference["confuser_ids"] for reference in references),
+            np.array(
+                [codes.setdefault(reference["set_id"], len(codes)) for reference in references],
+                dtype=np.int64,
+            ),
+            np.array([bool(reference["is_head"]) for reference in references], dtype=bool),
+        )
+
+
+def query_scores(run: Run, judgments: QueryJudgments, k_values: Sequence[int]) -> QueryScores:
+    """AmbER's measures and the standard IR measures (`ir_metrics`), query by query; query
+    ``i`` of ``run`` is query ``i`` of ``judgments``.
+
+    Accuracy@k and entity confusion are the entity_confusion metric's (`per_query_ranks`,
+    which ``tests/test_query_scores.py`` checks them against): the gold rank is the best
+    gold page's rank in the cleaned ranking, and a query is confused when a confuser ranks
+    above every gold page."""
+    ranks = cleaned_ranks(run)
+    kept = ranks >= 0
+    gold = kept & listed(run, judgments.gold)
+    # a confuser that is also gold ranks at or below the best gold page: it never confuses
+    confusers = kept & listed(run, judgments.confusers)
+    gold_rank = best_ranks(run, ranks, gold)
     values = {f"accuracy@{k}": 100.0 * (gold_rank < k) for k in k_values}
-    values["entity_confusion"] = 100.0 * confused
-    values.update(per_query_ir_measures(qrels, rankings))
-    is_head = np.array([bool(reference["is_head"]) for reference in references])
-    return QueryScores(set_index, is_head, values, list(k_values))
+    values["entity_confusion"] = 100.0 * (best_ranks(run, ranks, confusers) < gold_rank)
+    values.update(gold_measures(run, ranks, gold, judgments.gold.lengths))
+    return QueryScores(judgments.set_index, judgments.is_head, values, list(k_values))
 
 
 @dataclass
