@@ -34,7 +34,12 @@ class Run:
     (float64; NaN where the file gave a page no score), and after reranking the
     ``first_stage_scores`` beside them. ``name`` labels the run in tables (a file's stem, a
     retriever's kind); ``provenance`` says what made it (the TREC tag, the retriever kind,
-    its index and models), as far as it is known."""
+    its index and models), as far as it is known.
+
+    >>> run = Run.read("bm25-human_qa.trec")        # or made in memory: retrieve(...)
+    >>> len(run), run.ranking(0)[:2]
+    >>> run.top(10).write("bm25-top10.jsonl")
+    """
 
     query_ids: np.ndarray
     offsets: np.ndarray

@@ -43,7 +43,11 @@ from namesake.markdown import markdown_table
 @dataclass
 class RunComparison:
     """The verdict on every figure, and what was compared: each run's coverage of the
-    config's queries among it."""
+    config's queries among it.
+
+    >>> comparison = compare_pair(score(bm25, queries), score(mine, queries))
+    >>> print(comparison.summary()); print(comparison.table()); comparison.record()
+    """
 
     dataset: str
     config: str

@@ -33,7 +33,11 @@ ENTITY_COLUMNS = ("name", "qid", "is_head", "popularity", "wikipedia_ids")
 class AmberQueries:
     """The queries of ``config`` (``rows``, in dataset order) and the members of its
     collection's AmBER sets (``members``, the ``<collection>_entities`` config; None when
-    loaded without them, as retrieval over the whole corpus and the qrels need none)."""
+    loaded without them, as retrieval over the whole corpus and the qrels need none).
+
+    >>> queries = AmberQueries.load("demo_output/amber", "human_qa")  # or a Hub id
+    >>> len(queries), queries.num_sets, queries.inputs[0], queries.gold_pages[0]
+    """
 
     dataset: str
     config: str

@@ -245,7 +245,10 @@ def popularity_gap(
 class ScoringOptions:
     """How a run is scored: the accuracy@k cut-offs, the entity_confusion module (a folder;
     None: the bundled one), whether queries without a prediction count as empty rankings
-    (else they are an error), and the resampling of the intervals."""
+    (else they are an error), and the resampling of the intervals.
+
+    >>> score(run, queries, ScoringOptions(k_values=(1, 5, 20), allow_missing=True))
+    """
 
     k_values: tuple[int, ...] = (1, 20)
     metric: str | None = None

@@ -39,7 +39,11 @@ _SIGNS_PER_BATCH = 12_500_000
 class StatisticsSettings:
     """The resampling behind every interval and paired test, one set for `evaluate`, `amber
     compare` and `compare-runs` (``--seed``, ``--bootstrap-resamples``, ``--test-resamples``),
-    so that the same run gets the same interval in every command; recorded in their outputs."""
+    so that the same run gets the same interval in every command; recorded in their outputs.
+
+    >>> settings = StatisticsSettings(seed=1, bootstrap_resamples=2000)
+    >>> score(run, queries, ScoringOptions(statistics=settings))
+    """
 
     seed: int = 0
     bootstrap_resamples: int = BOOTSTRAP_RESAMPLES
