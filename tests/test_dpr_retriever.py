@@ -256,7 +256,7 @@ def test_compare_passes_dpr_encoders_and_similarity(monkeypatch, tmp_path):
     seen = {}
     monkeypatch.setattr(
         "namesake.amber.evaluation.compare.compare_retrievers",
-        lambda *a, **kw: seen.update(kw) or "table",
+        lambda corpus, dataset, out, plan: seen.update(vars(plan)) or "table",
     )
     base = ["amber", "compare", "--corpus", "c", "--dataset", "d", "--out", str(tmp_path)]
     main(

@@ -273,8 +273,8 @@ def test_retrieve_command_with_the_link_retriever(sample_build, tmp_path, capsys
 def test_compare_passes_the_linker_to_the_link_retriever(monkeypatch, tmp_path):
     seen = {}
 
-    def compare(*args, **kwargs):
-        seen.update(kwargs)
+    def compare(corpus, dataset, out, plan):
+        seen.update(vars(plan))
         return "table"
 
     monkeypatch.setattr("namesake.amber.evaluation.compare.compare_retrievers", compare)
@@ -283,4 +283,4 @@ def test_compare_passes_the_linker_to_the_link_retriever(monkeypatch, tmp_path):
     assert seen["retrievers"] == ("link",)
     assert seen["retriever_options"] == {"link": {"model": "my-linker"}}
     main([*base, "--retriever", "link"])
-    assert seen["retriever_options"] is None
+    assert seen["retriever_options"] == {}

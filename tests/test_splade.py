@@ -232,20 +232,18 @@ def test_the_saved_index_refuses_another_model(sample_index, tiny, capsys):
 
 @pytest.mark.parametrize("candidates", ["all", "set"])
 def test_amber_compare_runs_splade(sample_build, sample_index, tiny, tmp_path, candidates):
-    from namesake.amber.evaluation.compare import compare_retrievers
+    from namesake.amber.evaluation.compare import ComparePlan, compare_retrievers
 
     out, _ = sample_build
     shutil.copytree(sample_index, tmp_path / "indexes")
-    table = compare_retrievers(
-        SAMPLE_KILT,
-        str(out / "dataset"),
-        tmp_path / "compare",
+    plan = ComparePlan(
         retrievers=("splade",),
         collections=("human",),
         retriever_options={"splade": {"model": tiny["a"]}},
         index_dir=tmp_path / "indexes",
         candidates=candidates,
     )
+    table = compare_retrievers(SAMPLE_KILT, str(out / "dataset"), tmp_path / "compare", plan)
     assert table.count("| splade |") == 3  # QA, SF, FC of AmbER-H
     predictions = tmp_path / "compare" / "predictions"
     assert (predictions / "splade-human_fc.jsonl").read_text()

@@ -79,8 +79,9 @@ def _columns(k_values: list[int], metrics: dict | None = None) -> list[tuple[str
 
 
 IR_LINE = (
-    "nDCG@10, MRR@10, R-prec (KILT's page-level R-precision) and R@k (recall) are computed by "
-    "ir-measures (trec_eval's code) with the gold pages as qrels (`namesake amber qrels`)."
+    "nDCG@10, MRR@10, R-prec (KILT's page-level R-precision) and R@k (recall) are trec_eval's "
+    "measures (equal to ir-measures' on random runs) with the gold pages as qrels (`namesake "
+    "amber qrels`)."
 )
 
 

@@ -306,6 +306,7 @@ def score(run: Run, queries: AmberQueries, options: ScoringOptions | None = None
         "method": "percentile",
         "seed": settings.seed,
     }
+    metrics["statistics"] = settings.record()  # as `compare-runs` would resample this run
     metrics["coverage"] = coverage.record()
     retriever = run.provenance.get("retriever")
     candidates = run.provenance.get("candidates", "all")
