@@ -217,8 +217,8 @@ def mitigations(
     folder = out / "predictions"
     if fuse and len(stages) > 1:
         fused = folder / f"fused-{fuse}-{config}.jsonl"
-        runs = fuse_runs([path for _, path in stages], fuse, top_k=k)
-        write_predictions(fused, runs.items())
+        run = fuse_runs([path for _, path in stages], fuse, top_k=k)
+        write_predictions(fused, run.rankings())
         made.append((f"fused:{fuse}", fused))
     if reranker is not None:
         for name, path in [*stages, *made]:
