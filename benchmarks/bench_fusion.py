@@ -1,7 +1,7 @@
-"""Speed of `namesake fuse` (ranx's fusion) at AmbER's full size: two runs of 80,000 queries
-x 100 pages (a lexical and a dense run over a 5.9M-page id space, overlapping as such runs
-do), fused by RRF and by CombSUM, each step timed: reading both TREC runs, ranx's fusion
-(its Run building included), writing the fused run. Peak RSS is the process's.
+"""Speed of `namesake fuse` at AmbER's full size: two runs of 80,000 queries x 100 pages (a
+lexical and a dense run over a 5.9M-page id space, overlapping as such runs do), fused by RRF
+and by CombSUM, each step timed: reading both TREC runs, reading them into columnar runs and
+fusing them (`fuse_runs`), writing the fused run. Peak RSS is the process's.
 
     .venv/bin/python benchmarks/bench_fusion.py [--queries 80000] [--depth 100] [--read-only]
 
@@ -19,8 +19,8 @@ from pathlib import Path
 import numpy as np
 from measuring import peak_rss_mb
 
-from namesake.amber.evaluation.fusion import fuse_runs, read_runs
-from namesake.amber.evaluation.predictions import write_predictions
+from namesake.amber.evaluation.fusion import fuse_runs
+from namesake.amber.evaluation.predictions import read_scored_predictions, write_predictions
 
 
 def write_run(path: Path, rng, queries: int, depth: int, shared: np.ndarray) -> None:
@@ -51,16 +51,17 @@ def main() -> None:
         for path in runs:
             write_run(path, rng, args.queries, args.depth, shared)
         start, cpu = time.perf_counter(), time.process_time()
-        read_runs(runs, need_scores=True)
+        for path in runs:
+            read_scored_predictions(path)
         timings["reading both runs"] = time.perf_counter() - start
         timings["reading both runs (CPU)"] = time.process_time() - cpu
         for method in () if args.read_only else ("rrf", "combsum"):
             start = time.perf_counter()
             fused = fuse_runs(runs, method, top_k=args.depth)
-            timings[f"{method}: read + ranx fuse + sort"] = time.perf_counter() - start
+            timings[f"{method}: read + fuse"] = time.perf_counter() - start
         if not args.read_only:
             start = time.perf_counter()
-            write_predictions(Path(folder, "fused.trec"), fused.items(), "trec", "fused")
+            write_predictions(Path(folder, "fused.trec"), fused.rankings(), "trec", "fused")
             timings["writing the fused run"] = time.perf_counter() - start
     peak = peak_rss_mb()
     print(f"{args.queries} queries x {args.depth} pages, 2 runs")

@@ -74,5 +74,5 @@ def run(args: argparse.Namespace) -> None:
         top_k=args.top_k,
         phi=args.rbc_phi,
     )
-    write_predictions(args.out, fused.items(), args.format, args.run_name or args.method)
+    write_predictions(args.out, fused.rankings(), args.format, args.run_name or args.method)
     print(f"Wrote {args.out}: {args.method} of {len(args.runs)} runs, {len(fused)} queries")
