@@ -10,16 +10,22 @@ import math
 import re
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import SAMPLE_KILT
-from pipe_inputs import fifo_of
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from pipe_inputs import PIPES, fifo_of, piped
 
+from namesake import runs as runs_module
 from namesake.amber.evaluation.predictions import read_predictions, write_predictions
 from namesake.cli import main
 from namesake.errors import BadInputError, NamesakeError
-from namesake.trec import read_run, write_qrels, write_run
+from namesake.runs import Run
+from namesake.trec import read_run, read_tagged_run, write_qrels, write_run
 
 IR = ("ndcg@10", "mrr@10", "r-precision", "recall@20", "recall@100")
 NAMESAKE = Path(sys.executable).with_name("namesake")
@@ -321,3 +327,216 @@ def test_a_folder_given_for_a_file_is_refused_in_one_line_before_any_output(
         f"namesake: error: {folder}: is a folder, not a file"
     )
     assert not out.exists()
+
+
+# ---------------------------------------------------------------------------------------
+# `Run.read`'s columnar path against the strict line reader: the same run, the same error
+
+
+def _strict(path):
+    """What the strict line reader makes of `path`: (rankings, provenance) or the error."""
+    try:
+        rankings, tags = read_tagged_run(path)
+    except BadInputError as error:
+        return error.path, error.line, error.message
+    provenance = {"format": "trec", **({"tag": next(iter(tags))} if len(tags) == 1 else {})}
+    return list(rankings.items()), provenance
+
+
+def _columnar(path):
+    """What `Run.read` makes of `path` as a TREC run, in the same terms as `_strict`."""
+    try:
+        run = Run.read(path, "trec")
+    except BadInputError as error:
+        return error.path, error.line, error.message
+    return list(run.rankings()), run.provenance
+
+
+@pytest.fixture
+def strict_reader_calls(monkeypatch):
+    """Counts the runs `Run.read` hands to the strict reader."""
+    calls = []
+
+    def counted(path, blocks=None):
+        calls.append(path)
+        return read_tagged_run(path, blocks)
+
+    monkeypatch.setattr(runs_module, "read_tagged_run", counted)
+    return calls
+
+
+def _random_run(rng, merged: bool) -> tuple[list[tuple[str, bytes, str, str, str]], dict]:
+    """Random TREC lines (query, docid, rank, score, tag texts) and the rankings they hold:
+    ids short and long (some alike in their first 8 bytes), non-ASCII, ranks with gaps and
+    leading zeros, scores in every notation trec_eval reads, with ties; queries interleaved
+    where `merged`."""
+    pool = [str(n) for n in rng.integers(0, 5_900_000, 300)]
+    pool += [f"page-with-a-long-id-{n}" for n in range(40)] + [f"é{n}ü" for n in range(20)]
+    pool = list(dict.fromkeys(pool))
+    lines, expected = [], {}
+    for query in range(int(rng.integers(1, 25))):
+        query_id = rng.choice([f"q{query}", f"query-number-{query:05d}", f"ké{query}"])
+        depth = int(rng.integers(1, 40))
+        docs = rng.choice(pool, depth, replace=False)
+        ranks = np.cumsum(rng.integers(1, 3, depth)) - int(rng.integers(0, 2))
+        scores = -np.sort(-np.round(rng.normal(0, 10, depth), int(rng.integers(0, 4))))
+        ranked = []
+        for doc, rank, score in zip(docs, ranks, scores, strict=True):
+            text = str(rng.choice([repr(float(score)), f"{score:.6e}", f"{score:+.3f}"]))
+            rank_text = str(rng.choice([str(rank), f"{rank:03d}"]))
+            lines.append((query_id, str(doc), rank_text, text, "tag"))
+            ranked.append((str(doc), float(text)))
+        expected[query_id] = ranked
+    if merged:  # each query's lines in order, the queries interleaved
+        order = sorted(range(len(lines)), key=lambda i: (rng.random(), i))
+        by_query = {}
+        for i in range(len(lines)):
+            by_query.setdefault(lines[i][0], []).append(lines[i])
+        queue = [lines[i][0] for i in order]
+        lines = [by_query[query].pop(0) for query in queue]
+        expected = {query: expected[query] for query in dict.fromkeys(queue)}
+    return lines, expected
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_a_random_run_reads_by_columns_as_the_strict_reader_reads_it(
+    seed, tmp_path, strict_reader_calls
+):
+    """Random runs, contiguous or merged, space- or tab-separated, LF or CRLF, with blank
+    lines and a byte-order mark: `Run.read` gives the strict reader's rankings and tag, and
+    never needed it."""
+    rng = np.random.default_rng(seed)
+    lines, expected = _random_run(rng, merged=seed % 2 == 1)
+    delimiter = "\t" if seed % 3 == 0 else " "
+    end = "\r\n" if seed % 4 == 1 else "\n"
+    text = "".join(
+        delimiter.join((query, "Q0", doc, rank, score, tag)) + end + ("\n" if i % 7 == 3 else "")
+        for i, (query, doc, rank, score, tag) in enumerate(lines)
+    )
+    path = tmp_path / "run.trec"
+    path.write_bytes((BOM if seed % 5 == 2 else b"") + text.encode())
+    read = _columnar(path)
+    assert strict_reader_calls == []  # the columns were enough
+    assert read == (list(expected.items()), {"format": "trec", "tag": "tag"})
+    assert read == _strict(path)
+
+
+#: lines that Arrow's CSV reader and the strict reader could read apart: each must read (or
+#: be refused, naming the same line) as the strict reader reads it
+DIVERGING_LINES = {
+    "plus rank": "q2 Q0 d3 +2 1.0 t",
+    "hex rank": "q2 Q0 d3 0x10 1.0 t",
+    "hex score": "q2 Q0 d3 2 0x1p0 t",
+    "negative zero rank": "q1 Q0 d3 -0 1.0 t",
+    "huge rank": "q2 Q0 d3 99999999999999999999 1.0 t",
+    "negative rank": "q2 Q0 d3 -2 1.0 t",
+    "rank with an exponent": "q2 Q0 d3 2e0 1.0 t",
+    "score of a lone point": "q2 Q0 d3 2 . t",
+    "score ending in a point": "q2 Q0 d3 2 1. t",
+    "score with a plus": "q2 Q0 d3 2 +.5e-1 t",
+    "score overflowing": "q2 Q0 d3 2 1e999 t",
+    "infinite score": "q2 Q0 d3 2 -Infinity t",
+    "leading space": " q2 Q0 d3 2 1.0 t",
+    "trailing space": "q2 Q0 d3 2 1.0 t ",
+    "doubled space": "q2 Q0  d3 2 1.0 t",
+    "a field lost, a space doubled": "q2  d3 2 1.0 t",
+    "a field lost to a leading space": " q2 Q0 5 1 t",
+    "tab in a space-separated run": "q2 Q0 d3\t2 1.0 t",
+    "vertical tab": "q2 Q0 d3\x0b2 1.0 t",
+    "form feed": "q2 Q0 d3 2\x0c1.0 t",
+    "lone CR": "q2 Q0 d3 2 1.0 t\rq2 Q0 d4 3 0.5 t",
+    "CR in a field": "q2 Q0 d\r3 2 1.0 t",
+    "CRLF": "q2 Q0 d3 2 1.0 t\r",
+    "white space alone": " \t ",
+    "no-break space": "q2 Q0 d3\u00a02 1.0 t",
+    "byte-order mark inside": "\ufeffq2 Q0 d3 2 1.0 t",
+    "quote": 'q2 Q0 "d3 2" 1.0 t',
+    "not UTF-8 in Q0": "q2 \udcff d3 2 1.0 t",
+    "other tag": "q2 Q0 d3 2 1.0 other",
+    "seven fields": "q2 Q0 d3 2 1.0 t x",
+    "page ranked twice": "q1 Q0 d1 3 1.0 t",
+    "rank not increasing": "q1 Q0 d3 2 1.0 t",
+    "score rising": "q2 Q0 d3 2 9.0 t",
+}
+
+
+@pytest.mark.parametrize("name", list(DIVERGING_LINES))
+def test_a_line_arrow_might_read_otherwise_reads_as_the_strict_reader_reads_it(name, tmp_path):
+    """Both ways: nothing the strict reader refuses is read, nothing it reads is refused."""
+    path = tmp_path / "run.trec"
+    path.write_bytes((GOOD + DIVERGING_LINES[name] + "\n").encode("utf-8", "surrogateescape"))
+    assert _columnar(path) == _strict(path)
+
+
+@pytest.mark.parametrize(
+    "text, query_ids",
+    [
+        ("\ufeffq1 Q0 d1 1 3.0 t\nq1 Q0 d2 2 2.0 t\n", ["\ufeffq1", "q1"]),
+        ("q1\tQ0\td1\t1\t3.0\tt\nq1\tQ0 d2\t2\t2.0\tt\n", ["q1"]),
+    ],
+)
+def test_a_second_byte_order_mark_or_a_tab_run_reads_as_the_strict_reader_reads_it(
+    text, query_ids, tmp_path
+):
+    """A file marked twice keeps the second mark in its first query id (the strict reader
+    drops one); a tab-separated run with a space in it is split on the space too."""
+    path = tmp_path / "run.trec"
+    path.write_bytes(BOM + text.encode())
+    read = _columnar(path)
+    assert read == _strict(path)
+    assert [query_id for query_id, _ in read[0]] == query_ids
+
+
+#: what a fault can be made of, where Arrow and the strict reader might part
+_PIECES = [" ", "  ", "\t", "\r", "\r\n", "\n", "\x0b", "\x0c", "\u00a0", "\ufeff", "+", "-"]
+_PIECES += ["0x", "_", "e", ".", "nan", "inf", "0", "9", "q1", "d1", "Q0", '"', "\udcff"]
+
+
+@settings(max_examples=150, deadline=None, derandomize=True, database=None)
+@given(st.lists(st.tuples(st.integers(0, len(GOOD)), st.sampled_from(_PIECES)), max_size=3))
+def test_a_run_mutated_anywhere_reads_as_the_strict_reader_reads_it(insertions):
+    """Pieces of white space, signs, notations and ids put anywhere in a good run: read,
+    or refused naming the line, exactly as the strict reader does."""
+    text = GOOD
+    for at, piece in sorted(insertions, reverse=True):
+        text = text[:at] + piece + text[at:]
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "run.trec"
+        path.write_bytes(text.encode("utf-8", "surrogateescape"))
+        assert _columnar(path) == _strict(path)
+
+
+def test_one_long_ranking_among_short_ones_is_checked_for_pages_ranked_twice(tmp_path):
+    """Rankings of very unequal lengths (the check that lays them out as a table does not,
+    then): a page ranked twice in the long one is found, as the strict reader finds it."""
+    lines = [f"q0 Q0 page-{n:04d}-of-q0 {n + 1} {-n} t" for n in range(3000)]
+    lines += [f"q{n} Q0 7 1 1.0 t" for n in range(1, 20)]
+    path = tmp_path / "run.trec"
+    path.write_text("\n".join(lines) + "\n")
+    assert _columnar(path) == _strict(path)
+    assert isinstance(_columnar(path)[0], list)
+    path.write_text("\n".join([*lines, "q0 Q0 page-0042-of-q0 3001 -3000 t"]) + "\n")
+    assert _columnar(path) == _strict(path) == (str(path), 3020, _strict(path)[2])
+    assert "ranked twice for query q0 (first on line 43)" in _strict(path)[2]
+
+
+@pytest.mark.parametrize("how", PIPES)
+@pytest.mark.parametrize("fault", ["", "q1 Q0 d2 3 1.0 t\n"])
+def test_a_run_from_a_pipe_is_read_once_and_its_fault_named_as_in_the_file(how, fault, tmp_path):
+    """A pipe cannot be read again: the strict reader rereads what was read of it, and
+    names the same line as for the file."""
+    data = (GOOD + fault).encode()
+    path = tmp_path / "run.trec"
+    path.write_bytes(data)
+    with piped(data, how, tmp_path) as pipe:
+        read = _columnar(pipe)
+    expected = _columnar(path)
+    assert read == (expected if not fault else (str(pipe), *expected[1:]))
+
+
+def test_a_compressed_run_reads_as_the_plain_file(tmp_path):
+    path = tmp_path / "run.trec"
+    path.write_text(GOOD)
+    packed = tmp_path / "run.trec.gz"
+    packed.write_bytes(gzip.compress(GOOD.encode()))
+    assert _columnar(packed) == _columnar(path) == _strict(path)
