@@ -318,9 +318,14 @@ _PAGE, _SCORE, _FIRST_STAGE = (
 )
 
 
+#: ranked pages of a KILT file held as Python objects at most before they are made columns
+#: (8M at once took 0.9 GB)
+_KILT_CHUNK = 1 << 20
+
+
 def _read_kilt(path: str | os.PathLike, blocks: Iterator, name: str) -> Run:
     query_ids: list[str] = []
-    lengths, pages, scores, firsts = [], [], [], []
+    lengths, pages, scores, firsts, chunks = [], [], [], [], []
     seen: set[str] = set()
     for line_no, prediction in iter_json_lines(path, _PREDICTION, blocks):
         if prediction.id in seen:
@@ -332,15 +337,26 @@ def _read_kilt(path: str | os.PathLike, blocks: Iterator, name: str) -> Run:
         pages.extend(map(_PAGE, ranked))
         scores.extend(map(_SCORE, ranked))
         firsts.extend(map(_FIRST_STAGE, ranked))
-    first_stage = np.asarray(firsts, dtype=np.float64)  # None: NaN
+        if len(pages) >= _KILT_CHUNK:
+            chunks.append(_kilt_columns(pages, scores, firsts))
+            pages, scores, firsts = [], [], []
+    columns = pa.Table.from_batches([*chunks, _kilt_columns(pages, scores, firsts)])
+    first_stage = columns["first_stage_score"].to_numpy()  # None: NaN
     return Run(
         np.asarray(query_ids, dtype=object),
         np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)]),
-        _page_id_array(pages),
-        np.asarray(scores, dtype=np.float64),
+        columns["wikipedia_id"].combine_chunks(),
+        columns["score"].to_numpy(),
         None if np.isnan(first_stage).all() else first_stage,
         name,
         {"format": "kilt"},
+    )
+
+
+def _kilt_columns(pages: list, scores: list, firsts: list) -> pa.RecordBatch:
+    return pa.record_batch(
+        [_page_id_array(pages), pa.array(scores, pa.float64()), pa.array(firsts, pa.float64())],
+        names=["wikipedia_id", "score", "first_stage_score"],
     )
 
 
