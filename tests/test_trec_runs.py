@@ -5,6 +5,7 @@ refused naming its line."""
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import math
 import re
@@ -118,35 +119,40 @@ def test_a_run_name_that_splits_the_line_is_refused_before_the_work(name, messag
 GOOD = "q1 Q0 d1 1 3.0 t\nq1 Q0 d2 2 2.0 t\nq2 Q0 d1 1 1.5 t\n"
 
 
-@pytest.mark.parametrize(
-    "text, line, message",
-    [
-        (GOOD + "q2 Q0 d3 2 1.0\n", 4, "expected 6 fields"),
-        (GOOD + "q2 Q0 d3 two 1.0 t\n", 4, "rank 'two' (4th field) is not an integer"),
-        (GOOD + "q2 Q0 d3 2 high t\n", 4, "score 'high' (5th field) is not a number"),
-        (GOOD + "q2 Q0 d3 2 nan t\n", 4, "is not finite"),
-        (
-            GOOD + "q1 Q0 d1 3 1.0 t\n",
-            4,
-            "document d1 is ranked twice for query q1 (first on line 1)",
-        ),
-        (GOOD + "q1 Q0 d3 2 1.0 t\n", 4, "rank 2 of query q1 comes after rank 2 (line 2)"),
-        (GOOD + "q2 Q0 d3 2 9.0 t\n", 4, "is above the score 1.5 of rank 1 (line 3)"),
-        ("q1 Q0 d1 1 3.0 t\nq1 Q0 \xff 2 2.0 t\n", 2, "not UTF-8"),
-        # read as trec_eval reads them: Python's int and float take these, trec_eval does not
-        (GOOD + "q2 Q0 d3 1_0 1.0 t\n", 4, "rank '1_0' (4th field) is not an integer"),
-        (GOOD + "q2 Q0 d3 2 0_5 t\n", 4, "score '0_5' (5th field) is not a number"),
-        (GOOD + "q2 Q0 d3 \u0662 1.0 t\n", 4, "rank '\u0662' (4th field) is not an integer"),
-        (GOOD + "q2 Q0 d3 2 \uff11.0 t\n", 4, "score '\uff11.0' (5th field) is not a number"),
-        # split on ASCII white space only: a no-break space, an em space or \x1f splits nothing
-        (GOOD + "q2 Q0 d3\u00a02 1.0 t\n", 4, "expected 6 fields"),
-        (GOOD + "q2 Q0 d3 2\u20031.0 t\n", 4, "expected 6 fields"),
-        (GOOD + "q2 Q0 d3\x1f2 1.0 t\n", 4, "expected 6 fields"),
-    ],
-)
+#: runs the strict reader refuses, the line it names, and what it says
+BAD_RUNS = [
+    (GOOD + "q2 Q0 d3 2 1.0\n", 4, "expected 6 fields"),
+    (GOOD + "q2 Q0 d3 two 1.0 t\n", 4, "rank 'two' (4th field) is not an integer"),
+    (GOOD + "q2 Q0 d3 2 high t\n", 4, "score 'high' (5th field) is not a number"),
+    (GOOD + "q2 Q0 d3 2 nan t\n", 4, "is not finite"),
+    (
+        GOOD + "q1 Q0 d1 3 1.0 t\n",
+        4,
+        "document d1 is ranked twice for query q1 (first on line 1)",
+    ),
+    (GOOD + "q1 Q0 d3 2 1.0 t\n", 4, "rank 2 of query q1 comes after rank 2 (line 2)"),
+    (GOOD + "q2 Q0 d3 2 9.0 t\n", 4, "is above the score 1.5 of rank 1 (line 3)"),
+    ("q1 Q0 d1 1 3.0 t\nq1 Q0 \xff 2 2.0 t\n", 2, "not UTF-8"),
+    # read as trec_eval reads them: Python's int and float take these, trec_eval does not
+    (GOOD + "q2 Q0 d3 1_0 1.0 t\n", 4, "rank '1_0' (4th field) is not an integer"),
+    (GOOD + "q2 Q0 d3 2 0_5 t\n", 4, "score '0_5' (5th field) is not a number"),
+    (GOOD + "q2 Q0 d3 \u0662 1.0 t\n", 4, "rank '\u0662' (4th field) is not an integer"),
+    (GOOD + "q2 Q0 d3 2 \uff11.0 t\n", 4, "score '\uff11.0' (5th field) is not a number"),
+    # split on ASCII white space only: a no-break space, an em space or \x1f splits nothing
+    (GOOD + "q2 Q0 d3\u00a02 1.0 t\n", 4, "expected 6 fields"),
+    (GOOD + "q2 Q0 d3 2\u20031.0 t\n", 4, "expected 6 fields"),
+    (GOOD + "q2 Q0 d3\x1f2 1.0 t\n", 4, "expected 6 fields"),
+]
+
+
+def _run_bytes(text: str) -> bytes:
+    return text.encode("utf-8").replace("\xff".encode(), b"\xff")
+
+
+@pytest.mark.parametrize("text, line, message", BAD_RUNS)
 def test_a_bad_run_is_refused_naming_its_line(tmp_path, text, line, message):
     path = tmp_path / "run.trec"
-    path.write_bytes(text.encode("utf-8").replace("\xff".encode(), b"\xff"))
+    path.write_bytes(_run_bytes(text))
     with pytest.raises(BadInputError) as caught:
         read_predictions(path)
     assert (caught.value.path, caught.value.line) == (str(path), line)
@@ -164,20 +170,23 @@ def test_a_file_of_neither_format_is_refused_naming_its_line(tmp_path, first):
     assert e.value.line == 2
 
 
+ODD_SPACES = "q\u00a01\tQ0\x0bd\u20281\x0c1 3.0 t\r\nq\u00a01 Q0 d\x852 2 2e0 t\r\n"
+MERGED = "q1 Q0 a 1 3 t\nq2 Q0 c 1 5 t\nq1 Q0 b 2 2 t\n\nq2 Q0 d 7 1 t\n"
+
+
 def test_fields_are_split_on_ascii_white_space_and_ids_kept_whole(tmp_path):
     """trec_eval splits on C's isspace (space, tab, CR, LF, VT, FF) and ends a line at LF
     only: ids holding a no-break space or a Unicode line separator are one field on one
     line, and CRLF line ends read as LF."""
     path = tmp_path / "run.trec"
-    text = "q\u00a01\tQ0\x0bd\u20281\x0c1 3.0 t\r\nq\u00a01 Q0 d\x852 2 2e0 t\r\n"
-    path.write_bytes(text.encode())
+    path.write_bytes(ODD_SPACES.encode())
     assert read_run(path) == {"q\u00a01": ["d\u20281", "d\x852"]}
 
 
 def test_a_merged_run_reads_per_query_in_rank_order(tmp_path):
     """Queries interleaved (runs concatenated) read fine; order is the rank order."""
     path = tmp_path / "run.trec"
-    path.write_text("q1 Q0 a 1 3 t\nq2 Q0 c 1 5 t\nq1 Q0 b 2 2 t\n\nq2 Q0 d 7 1 t\n")
+    path.write_text(MERGED)
     assert read_run(path) == {"q1": ["a", "b"], "q2": ["c", "d"]}
 
 
@@ -421,6 +430,13 @@ def test_a_random_run_reads_by_columns_as_the_strict_reader_reads_it(
     assert read == _strict(path)
 
 
+@pytest.mark.parametrize("text", [ODD_SPACES, MERGED] + [text for text, _, _ in BAD_RUNS])
+def test_the_runs_above_read_by_columns_as_the_strict_reader_reads_them(text, tmp_path):
+    path = tmp_path / "run.trec"
+    path.write_bytes(_run_bytes(text))
+    assert _columnar(path) == _strict(path)
+
+
 #: lines that Arrow's CSV reader and the strict reader could read apart: each must read (or
 #: be refused, naming the same line) as the strict reader reads it
 DIVERGING_LINES = {
@@ -453,6 +469,8 @@ DIVERGING_LINES = {
     "quote": 'q2 Q0 "d3 2" 1.0 t',
     "not UTF-8 in Q0": "q2 \udcff d3 2 1.0 t",
     "other tag": "q2 Q0 d3 2 1.0 other",
+    "a line longer than Arrow's blocks": f"q2 Q0 {'d' * (3 << 20)} 2 1.0 t",
+    "NUL": "q2 Q0 d\x003 2 1.0 t",
     "seven fields": "q2 Q0 d3 2 1.0 t x",
     "page ranked twice": "q1 Q0 d1 3 1.0 t",
     "rank not increasing": "q1 Q0 d3 2 1.0 t",
@@ -466,6 +484,20 @@ def test_a_line_arrow_might_read_otherwise_reads_as_the_strict_reader_reads_it(n
     path = tmp_path / "run.trec"
     path.write_bytes((GOOD + DIVERGING_LINES[name] + "\n").encode("utf-8", "surrogateescape"))
     assert _columnar(path) == _strict(path)
+
+
+def test_every_short_rank_and_score_reads_as_the_strict_reader_reads_it(tmp_path):
+    """Every rank and score of up to three characters made of a digit, signs, points,
+    exponents and the letters of hex, inf and nan, and some longer ones: Arrow's number
+    parsers take or refuse them as trec_eval's rules do, or the strict reader reads them."""
+    alphabet = "1.e+-xn"
+    tokens = ["".join(t) for n in (1, 2, 3) for t in itertools.product(alphabet, repeat=n)]
+    tokens += ["inf", "nan", "Infinity", "-iNf", "1E5", "1e+05", "0x1p3", "1.5e-3", "+.5", "09"]
+    for token in tokens:
+        for line in (f"q1 Q0 d1 1 {token} t\n", f"q1 Q0 d1 {token} 1.0 t\n"):
+            path = tmp_path / "run.trec"
+            path.write_text(line)
+            assert _columnar(path) == _strict(path), line
 
 
 @pytest.mark.parametrize(
@@ -489,7 +521,7 @@ def test_a_second_byte_order_mark_or_a_tab_run_reads_as_the_strict_reader_reads_
 
 #: what a fault can be made of, where Arrow and the strict reader might part
 _PIECES = [" ", "  ", "\t", "\r", "\r\n", "\n", "\x0b", "\x0c", "\u00a0", "\ufeff", "+", "-"]
-_PIECES += ["0x", "_", "e", ".", "nan", "inf", "0", "9", "q1", "d1", "Q0", '"', "\udcff"]
+_PIECES += ["0x", "_", "e", ".", "nan", "inf", "0", "9", "q1", "d1", "Q0", '"', "\udcff", "\x00"]
 
 
 @settings(max_examples=150, deadline=None, derandomize=True, database=None)
