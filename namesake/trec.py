@@ -125,9 +125,17 @@ def read_run(path: str | os.PathLike) -> dict[str, list[str]]:
 def read_scored_run(
     path: str | os.PathLike, blocks: Iterator[tuple[int, bytes]] | None = None
 ) -> dict[str, list[tuple[str, float]]]:
-    """query id -> its (document id, score) pairs in rank order; any fault is a BadInputError
-    naming the line. `blocks`: the file's line blocks where the caller has begun reading them
-    (`namesake.dumps.reading.iter_line_blocks`), as a pipe is read once.
+    """query id -> its (document id, score) pairs in rank order (`read_tagged_run`)."""
+    return read_tagged_run(path, blocks)[0]
+
+
+def read_tagged_run(
+    path: str | os.PathLike, blocks: Iterator[tuple[int, bytes]] | None = None
+) -> tuple[dict[str, list[tuple[str, float]]], set[str]]:
+    """(query id -> its (document id, score) pairs in rank order, the run tags of its lines);
+    any fault is a BadInputError naming the line. `blocks`: the file's line blocks where the
+    caller has begun reading them (`namesake.dumps.reading.iter_line_blocks`), as a pipe is
+    read once.
 
     Lines are read as trec_eval reads them: split on ASCII white space only (a no-break space
     is part of a field, as in trec_eval), the rank and score in ASCII digits (`_RANK`,
@@ -137,6 +145,7 @@ def read_scored_run(
     by rank).
     """
     queries: dict[bytes, _Ranked] = {}
+    tags: set[bytes] = set()
     for first_line, block in iter_line_blocks(path) if blocks is None else blocks:
         decode_block(path, first_line, block, "not a TREC run?")  # ids are UTF-8
         for line_no, line in enumerate(block.split(b"\n"), first_line):
@@ -150,7 +159,8 @@ def read_scored_run(
                     f"expected 6 fields '{RUN_FIELDS}', found {len(fields)}: "
                     f"{line[:80].decode(errors='replace')!r}",
                 )
-            query_id, _, doc_id, rank_text, score_text, _ = fields
+            query_id, _, doc_id, rank_text, score_text, tag = fields
+            tags.add(tag)
             if not _is_rank(rank_text):
                 raise BadInputError(
                     path, line_no, f"rank {rank_text.decode()!r} (4th field) is not an integer"
@@ -193,13 +203,14 @@ def read_scored_run(
             seen.docs[doc_id] = line_no
             seen.scores.append(score)
             seen.rank, seen.score, seen.line = rank, score, line_no
-    return {
+    rankings = {
         query_id.decode(): [
             (doc_id.decode(), score)
             for doc_id, score in zip(ranked.docs, ranked.scores, strict=True)
         ]
         for query_id, ranked in queries.items()
     }
+    return rankings, {tag.decode() for tag in tags}
 
 
 def looks_like_run_line(line: bytes) -> bool:
