@@ -125,7 +125,7 @@ class Run:
     ) -> Run:
         """The run of a KILT JSON-lines file or a TREC run (``format``, else told from its
         first line: `detect_format`), named ``name`` or else the file's stem; its provenance
-        says the format and, where every line of a TREC run has the same, the tag.
+        says the path, the format and, where every line of a TREC run has the same, the tag.
 
         The file is read once (`iter_line_blocks`: compressed or plain, a leading byte-order
         mark dropped), so a pipe (``/dev/stdin``, ``<(zcat run.gz)``) reads as the file would.
@@ -140,9 +140,9 @@ class Run:
         if format is None:
             format, blocks = detect_format(path, blocks)
         name = Path(path).stem if name is None else name
-        if format == "trec":
-            return _read_trec(path, blocks, name)
-        return _read_kilt(path, blocks, name)
+        run = (_read_trec if format == "trec" else _read_kilt)(path, blocks, name)
+        run.provenance["path"] = str(path)  # what reports and comparisons name it by
+        return run
 
     def write(self, path: str | os.PathLike, format: str = "kilt", tag: str | None = None) -> None:
         """Writes the run atomically: as KILT JSON lines, which keep the first-stage scores

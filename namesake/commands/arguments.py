@@ -246,14 +246,15 @@ def add_statistics(parser: argparse.ArgumentParser) -> None:
 
 
 def scoring_options(args: argparse.Namespace):
-    """The `ScoringOptions` of a command's options: ``--metric`` and the statistics, and
-    where the command has them (`add_scoring`) ``--cutoffs`` and ``--allow-missing``;
-    `amber compare` scores at the default cut-offs, the paper's."""
+    """The `ScoringOptions` of a command's options: the statistics, and where the command
+    has them ``--cutoffs``, ``--allow-missing`` and ``--metric`` (`compare-runs` compares
+    per-query measures, which the metric does not make); `amber compare` scores at the
+    default cut-offs, the paper's."""
     from namesake.amber.evaluation.scoring import ScoringOptions
 
     return ScoringOptions(
         k_values=tuple(sorted(set(getattr(args, "cutoffs", ScoringOptions.k_values)))),
-        metric=args.metric,
+        metric=getattr(args, "metric", None),
         allow_missing=getattr(args, "allow_missing", False),
         statistics=statistics_settings(args),
     )

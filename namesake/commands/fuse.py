@@ -62,7 +62,6 @@ def register(groups) -> None:
 
 def run(args: argparse.Namespace) -> None:
     from namesake.amber.evaluation.fusion import fuse_runs
-    from namesake.amber.evaluation.predictions import write_predictions
 
     check_run_name(args)  # before the runs are read, not after the fusion
     fused = fuse_runs(
@@ -74,5 +73,5 @@ def run(args: argparse.Namespace) -> None:
         top_k=args.top_k,
         phi=args.rbc_phi,
     )
-    write_predictions(args.out, fused.rankings(), args.format, args.run_name or args.method)
+    fused.write(args.out, args.format, args.run_name or args.method)
     print(f"Wrote {args.out}: {args.method} of {len(args.runs)} runs, {len(fused)} queries")

@@ -24,7 +24,6 @@ from typing import NamedTuple
 from namesake.amber.build.instances import TASKS
 from namesake.amber.build.reference import COLLECTION_NAMES, COLLECTIONS
 from namesake.amber.evaluation.paper import paper_kind, paper_line
-from namesake.amber.evaluation.predictions import write_predictions
 from namesake.amber.evaluation.queries import AmberQueries
 from namesake.amber.evaluation.report import (
     IR_LINE,
@@ -218,7 +217,7 @@ def _score_and_write(run: Run, queries: AmberQueries, out: Path, plan: ComparePl
     ``<folder>/reports/<stem>-<config>``."""
     name = f"{out.name}-{queries.config}"
     predictions = out.parent / "predictions" / f"{name}.jsonl"
-    write_predictions(predictions, run.rankings())
+    run.write(predictions)
     run.provenance.update(path=str(predictions), candidates=plan.candidates)
     evaluation = score(run, queries, plan.scoring)
     write_report(out.parent / "reports" / name, evaluation, list(plan.scoring.k_values))

@@ -26,7 +26,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from namesake.amber.evaluation.predictions import read_scored_predictions
 from namesake.errors import BadInputError, NamesakeError
 
 if TYPE_CHECKING:  # numpy and pyarrow load when a fusion runs, not at every command's start
@@ -123,9 +122,7 @@ def fuse_runs(
 
     settings = FusionSettings(k, phi, None if weights is None else tuple(weights), norm, top_k)
     check_fusion(method, settings, len(paths))
-    runs = [
-        Run.from_rankings(read_scored_predictions(path).items(), name=str(path)) for path in paths
-    ]
+    runs = [Run.read(path, name=str(path)) for path in paths]
     return fuse(runs, method, settings)
 
 

@@ -14,7 +14,6 @@ from collections.abc import Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from namesake.amber.evaluation.predictions import write_predictions
 from namesake.errors import NamesakeError
 
 if TYPE_CHECKING:  # the retrievers import their libraries only when used
@@ -204,7 +203,7 @@ def retrieve_config(
     run = retrieve(retriever, queries, k, candidates)
     if reranker is not None:
         run = rerank(run, queries, reranker, read_pages(corpus, [run], rerank_depth), rerank_depth)
-    write_predictions(out, run.rankings(), format, run_name or "namesake")
+    run.write(out, format, run_name or "namesake")
     return len(queries)
 
 
@@ -219,39 +218,6 @@ def read_pages(corpus: str | os.PathLike | None, runs: Iterable[Run], depth: int
     texts = opening_passages(corpus, wanted)
     check_pages(wanted, texts, corpus)
     return texts
-
-
-def rerank_rankings(queries: list[str], rankings, reranker, depth: int, corpus) -> list:
-    """The rankings reranked (`namesake.retrieval.rerank`), page texts read from ``corpus``."""
-    from namesake.retrieval.rerank import opening_passages, pages_to_rerank, rerank
-
-    if corpus is None:
-        raise NamesakeError("reranking reads each page's title and opening passage: give --corpus")
-    texts = opening_passages(corpus, pages_to_rerank(rankings, depth))
-    return rerank(queries, rankings, texts, reranker, depth, source=corpus)
-
-
-def rerank_predictions(
-    dataset: str,
-    config: str,
-    predictions: str | os.PathLike,
-    reranker,
-    depth: int,
-    corpus: str | os.PathLike,
-    out: str | os.PathLike,
-) -> None:
-    """A predictions file of ``config`` reranked into ``out`` (KILT JSON lines, both scores
-    kept): the second stage of `amber compare --rerank` over each first stage's run."""
-    from namesake.amber.evaluation.predictions import read_scored_predictions
-    from namesake.amber.evaluation.queries import AmberQueries
-
-    queries = AmberQueries.load(dataset, config, members=False)
-    scored = read_scored_predictions(predictions)
-    ids = [query_id for query_id in queries.ids if query_id in scored]
-    inputs = dict(zip(queries.ids, queries.inputs, strict=True))
-    rankings = [[(doc, score or 0.0) for doc, score in scored[query_id]] for query_id in ids]
-    reranked = rerank_rankings([inputs[i] for i in ids], rankings, reranker, depth, corpus)
-    write_predictions(out, zip(ids, reranked, strict=True))
 
 
 def set_queries(dataset: str, config: str):
