@@ -170,9 +170,8 @@ def test_the_python_api_gives_the_figures_the_cli_writes(dataset, tmp_path):
     assert list(per_query["query_id"]) == queries.ids
     assert per_query["accuracy@1"].mean() == pytest.approx(written["accuracy@1"])
     compared = json.loads((tmp_path / "comparison" / "comparison.json").read_text())["measures"]
-    assert [verdict.record() for verdict in comparison.verdicts] == pytest.approx(
-        compared, nan_ok=True
-    )
+    records = [verdict.record() for verdict in comparison.verdicts]
+    assert json.dumps(records) == json.dumps(compared)  # NaN where untested, in both
     assert "| Run |" in tfidf.to_markdown() and comparison.table().startswith("| Measure |")
 
 

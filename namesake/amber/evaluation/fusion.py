@@ -71,7 +71,9 @@ class FusionSettings:
     """The knobs of a fusion: RRF's constant ``rrf_k``; RBC's persistence ``rbc_phi``, in
     (0, 1); ``weights``, one per run, for the methods with a weighted form (`METHODS`); the
     per-query normalisation of the scores that score-based methods add (``norm``, one of
-    `NORMS`); and how many pages each query keeps (``top_k``)."""
+    `NORMS`); and how many pages each query keeps (``top_k``).
+    >>> fuse([bm25, dense], "combsum", FusionSettings(norm="zmuv", top_k=20))
+    """
 
     rrf_k: int = RRF_K
     rbc_phi: float = RBC_PHI
@@ -89,7 +91,10 @@ def fuse(runs: Sequence[Run], method: str = "rrf", settings: FusionSettings | No
 
     rrf, isr, rbc, and combsum, wsum and combmnz of min-max, max, sum or zmuv scores are
     fused by numpy (`fusion_arrays`), equal to ranx's output and in seconds at AmbER's size;
-    the rest by ranx's `fuse`, `CHUNK_QUERIES` queries at a time."""
+    the rest by ranx's `fuse`, `CHUNK_QUERIES` queries at a time.
+    >>> fused = fuse([Run.read("bm25.trec"), Run.read("dense.trec")], "rrf")
+    >>> fused.write("rrf.trec", "trec")
+    """
     from namesake.amber.evaluation import fusion_arrays
 
     settings = settings or FusionSettings()

@@ -61,6 +61,9 @@ def open_retriever(
     Saved indexes are memory-mapped, paged in as they are searched (a full-KILT TF-IDF or
     dense index is larger than memory), except BM25's, which keeps its in-memory load
     (`BM25Retriever.load(path, mmap=True)` maps it).
+
+    >>> bm25 = open_retriever("bm25", "kilt.json", "indexes/bm25")  # built once, then loaded
+    >>> dense = open_retriever("dense", "kilt.json", model="bundled:bge-small")
     """
     from namesake.retrieval.corpus import read_kilt_documents
     from namesake.retrieval.provenance import check_reopening, corpus_identity, tell
@@ -150,7 +153,11 @@ def rerank(
     or ColBERT, `namesake.retrieval.rerankers.open_reranker`) reading ``pages`` (page id ->
     its title and opening passage, `namesake.retrieval.rerank.opening_passages`, read once
     for every run a command reranks); the first-stage scores kept beside the new ones.
-    Queries of the run that ``queries`` lacks are refused."""
+    Queries of the run that ``queries`` lacks are refused.
+
+    >>> reranker = open_reranker("bundled")  # the int8 ONNX ms-marco MiniLM cross-encoder
+    >>> reranked = rerank(run, queries, reranker, read_pages("kilt.json", [run], 100), 100)
+    """
     from namesake.retrieval.rerank import rerank as rerank_rankings
     from namesake.runs import Run
 
@@ -209,7 +216,10 @@ def retrieve_config(
 
 def read_pages(corpus: str | os.PathLike | None, runs: Iterable[Run], depth: int) -> dict[str, str]:
     """The title and opening passage of every page that reranking ``runs`` to ``depth``
-    reads, in one pass over ``corpus``; a page the corpus lacks is an error naming it."""
+    reads, in one pass over ``corpus``; a page the corpus lacks is an error naming it.
+
+    >>> pages = read_pages("kilt.json", [bm25_run, dense_run], depth=100)  # one pass for both
+    """
     from namesake.retrieval.rerank import check_pages, opening_passages
 
     if corpus is None:
