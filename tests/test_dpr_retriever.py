@@ -280,7 +280,7 @@ def test_contradicting_similarity_is_refused_naming_the_saved_file(commands_run,
         )
     with pytest.raises(SystemExit, match=r"dpr[/\\]retriever\.json: built for the dot"):
         main(
-            ["amber", "compare", "--corpus", str(SAMPLE_KILT), "--dataset", "d"]
+            ["amber", "compare", "--corpus", str(SAMPLE_KILT), *config[:2], "--tasks", "qa"]
             + ["--out", str(work / "never"), "--retriever", "dpr", "--similarity", "cos"]
             + ["--index-dir", str(work / "idx")]
         )

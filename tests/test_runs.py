@@ -126,7 +126,7 @@ def test_a_kilt_file_reads_as_it_was_written(seed, tmp_path, monkeypatch):
         for query_id, r in rankings
     ]
     assert list(run.rankings()) == expected
-    assert run.name == "bm25" and run.provenance == {"format": "kilt"}
+    assert run.name == "bm25" and run.provenance == {"format": "kilt", "path": str(path)}
 
 
 @pytest.mark.parametrize("format", FORMATS)
@@ -146,6 +146,7 @@ def test_a_run_written_reads_back_the_same(seed, format, tmp_path):
     assert back.name == "again"
     assert back.provenance == {
         "format": format,
+        "path": str(path),
         **({"tag": "dense-e5"} if format == "trec" else {}),
     }
 

@@ -358,6 +358,7 @@ def _columnar(path):
         run = Run.read(path, "trec")
     except BadInputError as error:
         return error.path, error.line, error.message
+    assert run.provenance.pop("path") == str(path)
     return list(run.rankings()), run.provenance
 
 
