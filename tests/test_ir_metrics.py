@@ -8,6 +8,7 @@ import math
 
 import numpy as np
 import pytest
+from ranked_ids import rankings_run
 
 from namesake.amber.evaluation.ir_metrics import (
     IR_MEASURES,
@@ -16,7 +17,6 @@ from namesake.amber.evaluation.ir_metrics import (
     cleaned_ranks,
     ranking_measures,
 )
-from namesake.amber.evaluation.scoring import rankings_run
 
 QRELS = {
     "q1": {"d1": 1, "d2": 1},  # two gold pages, found at ranks 2 and 4

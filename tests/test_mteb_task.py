@@ -64,7 +64,7 @@ def test_mteb_ndcg_equals_namesake_evaluate_on_the_same_run(exported, tmp_path):
     those predictions, ranked by score, are written as a namesake predictions file and
     scored by `namesake evaluate` against the dataset itself. mteb's nDCG@10, MRR@10 and
     Recall@20 (its evaluator, on the export's qrels) must equal namesake's (ir-measures, on
-    `amber_qrels`); mteb rounds its figures to 5 decimals, hence the tolerance of 5e-6."""
+    `AmberQueries.qrels`); mteb rounds its figures to 5 decimals, hence the tolerance of 5e-6."""
     import mteb
     from sentence_transformers import SentenceTransformer
 

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from ranked_ids import rankings_run
 
 from namesake.amber.evaluation.ir_metrics import IR_MEASURES, NONE_ID, ranking_measures
 from namesake.amber.evaluation.query_scores import QueryJudgments, query_scores
-from namesake.amber.evaluation.scoring import rankings_run
 from namesake.metrics import metric_module
 
 K_VALUES = [1, 3, 20]
