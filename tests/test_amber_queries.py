@@ -32,6 +32,16 @@ def test_columns_follow_the_dataset_rows(human_qa):
     assert codes[0] == 0 and human_qa.num_sets == len(set(names))
 
 
+def test_the_columns_of_the_issue_are_there(human_qa):
+    rows = human_qa.rows.to_pylist()
+    assert human_qa.collection == "human" and set(human_qa.tasks) == {"qa"}
+    assert human_qa.entity_ids == [row["qid"] for row in rows]
+    assert human_qa.popularity.tolist() == [row["popularity"] for row in rows]
+    assert human_qa.properties == [row["pid"] for row in rows]
+    assert all(types == ["Q5"] for types in human_qa.entity_types)  # humans
+    assert list(human_qa.to_pandas()["id"]) == human_qa.ids
+
+
 def test_confusers_are_the_namesakes_pages_that_are_not_gold(human_qa):
     members = human_qa.members.to_pylist()
     for row, confusers in zip(human_qa.rows.to_pylist(), human_qa.confusers, strict=True):

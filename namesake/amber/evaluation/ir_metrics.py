@@ -5,7 +5,7 @@ They mean exactly what trec_eval means by them (through ir-measures, the referen
 hand-worked example): nDCG@10 with gain 1, log2 discounts and the ideal ranking of
 min(R, 10) gold pages; RR@10; R-precision, the share of gold pages among the first R; and
 Recall@20 and @100, R being the number of a query's gold pages. AmbER judges a query's gold
-pages relevant (1) and nothing else (`namesake.amber.evaluation.scoring.amber_qrels`), so
+pages relevant (1) and nothing else (`AmberQueries.qrels`), so
 R-precision is KILT's page-level R-precision. A query whose ranking is empty scores 0.
 
 Rankings are cleaned as the entity_confusion metric cleans them ("None" dropped, a repeated

@@ -116,6 +116,54 @@ class AmberQueries:
         """Per query, its gold Wikipedia ids."""
         return self._column("gold_wikipedia_ids")
 
+    @property
+    def collection(self) -> str:
+        """ "human" or "nonhuman": the collection of the config."""
+        return self.config.partition("_")[0]
+
+    @property
+    def tasks(self) -> list[str]:
+        """Per query, its task: qa, sf or fc."""
+        return self._column("task")
+
+    @property
+    def entity_ids(self) -> list[str]:
+        """Per query, the Wikidata id of the entity it asks about."""
+        return self._column("qid")
+
+    @cached_property
+    def popularity(self) -> np.ndarray:
+        """Per query, its entity's popularity (log10 of its monthly page views)."""
+        return np.asarray(self._column("popularity"), dtype=np.float64)
+
+    @property
+    def properties(self) -> list[str]:
+        """Per query, the Wikidata property it asks about (``pid``), one that tells its
+        entity apart from the other entities of its set."""
+        return self._column("pid")
+
+    @cached_property
+    def entity_types(self) -> list[list[str]]:
+        """Per query, its entity's Wikidata types (from the set members)."""
+        members = self._members("entity types")
+        types = {
+            (name, qid): kinds
+            for name, qid, kinds in zip(
+                members["name"].to_pylist(),
+                members["qid"].to_pylist(),
+                members["entity_types"].to_pylist(),
+                strict=True,
+            )
+        }
+        return [
+            types.get((name, qid), [])
+            for name, qid in zip(self._column("name"), self.entity_ids, strict=True)
+        ]
+
+    def to_pandas(self):
+        """The config's rows as a DataFrame."""
+        return self.rows.to_pandas()
+
     @cached_property
     def is_head(self) -> np.ndarray:
         """Per query, whether it asks about its set's head (most popular) entity."""

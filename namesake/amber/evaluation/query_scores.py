@@ -59,7 +59,7 @@ class QueryJudgments:
 
     @classmethod
     def from_references(cls, references: Sequence[dict]) -> QueryJudgments:
-        """From the entity_confusion metric's references (`scoring.build_references`)."""
+        """From the entity_confusion metric's references (`AmberQueries.references`)."""
         codes: dict[str, int] = {}
         return cls(
             PageLists.from_lists(reference["gold_ids"] for reference in references),
