@@ -20,7 +20,7 @@ import numpy as np
 from measuring import peak_rss_mb
 
 from namesake.amber.evaluation.fusion import fuse_runs
-from namesake.amber.evaluation.predictions import read_scored_predictions, write_predictions
+from namesake.runs import Run
 
 
 def write_run(path: Path, rng, queries: int, depth: int, shared: np.ndarray) -> None:
@@ -52,7 +52,7 @@ def main() -> None:
             write_run(path, rng, args.queries, args.depth, shared)
         start, cpu = time.perf_counter(), time.process_time()
         for path in runs:
-            read_scored_predictions(path)
+            Run.read(path)
         timings["reading both runs"] = time.perf_counter() - start
         timings["reading both runs (CPU)"] = time.process_time() - cpu
         for method in () if args.read_only else ("rrf", "combsum"):
@@ -61,7 +61,7 @@ def main() -> None:
             timings[f"{method}: read + fuse"] = time.perf_counter() - start
         if not args.read_only:
             start = time.perf_counter()
-            write_predictions(Path(folder, "fused.trec"), fused.rankings(), "trec", "fused")
+            fused.write(Path(folder, "fused.trec"), "trec", "fused")
             timings["writing the fused run"] = time.perf_counter() - start
     peak = peak_rss_mb()
     print(f"{args.queries} queries x {args.depth} pages, 2 runs")

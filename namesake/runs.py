@@ -12,9 +12,13 @@ number in another; both are read as the same text). `shared_vocabulary` and `Run
 turn the ids of several runs into integers that mean the same page in each, which is how runs
 are fused and scored against the gold pages without a dictionary per query.
 
-`Run.read` and `Run.write` are namesake's one reader and writer of run files: KILT JSON lines
-(``{"id": ..., "output": {"provenance": [{"wikipedia_id": ..., "score": ...}, ...]}}``, the
-AmbER authors' format) or TREC runs (``qid Q0 docid rank score tag``, `namesake.trec`). A TREC
+`Run.read` and `Run.write` are namesake's one reader and writer of run files, in either of the
+two formats a retrieval system's output comes in, so that any system's (Pyserini, ColBERT, an
+LLM reranker) is scored without conversion: KILT JSON lines, the format the AmbER authors'
+evaluation reads, one line per query with its pages best first
+(``{"id": ..., "output": {"provenance": [{"wikipedia_id": ..., "score": ...}, ...]}}``, and
+after reranking each page's ``first_stage_score`` beside its score), or TREC runs
+(``qid Q0 docid rank score tag``, `namesake.trec`: one score a line, the final one). A TREC
 run is parsed by Arrow's CSV reader and checked over its columns, 8M lines in seconds; where
 that cannot vouch for the file, the strict line reader reads it again and names the line at
 fault, so that the fast path accepts nothing the strict reader refuses, and words no error
@@ -98,15 +102,19 @@ class Run:
     ) -> Run:
         """A run from (query id, ranked pages) pairs, each page (id, score) or (id, score,
         first-stage score); a score of None is kept as NaN (no score). How a retriever's
-        rankings become a run in memory, without a file."""
+        rankings become a run in memory, without a file.
+
+        A first-stage score given as NaN or inf is refused here, naming its query and rank
+        (`checked_score`): the run holds NaN for "none", so a NaN given would silently be
+        taken for none, and the reranked run written without it."""
         query_ids, lengths, pages, scores, firsts = [], [], [], [], []
         for query_id, ranking in rankings:
             query_ids.append(str(query_id))
             lengths.append(len(ranking))
-            for item in ranking:
+            for rank, item in enumerate(ranking, 1):
                 pages.append(str(item[0]))
                 scores.append(np.nan if item[1] is None else float(item[1]))
-                firsts.append(float(item[2]) if len(item) > 2 else np.nan)
+                firsts.append(np.nan if len(item) < 3 else _first_stage(item[2], query_id, rank))
         offsets = np.concatenate([[0], np.cumsum(lengths, dtype=np.int64)])
         first_stage = np.asarray(firsts, dtype=np.float64)
         return cls(
@@ -248,6 +256,12 @@ class Run:
             self.name,
             dict(self.provenance),
         )
+
+
+def _first_stage(score: float | None, query_id: str, rank: int) -> float:
+    """A reranked page's first-stage score as given: None is none (NaN), a NaN or inf is
+    refused (`checked_score`)."""
+    return np.nan if score is None else checked_score(score, query_id, rank, "first-stage score")
 
 
 def _spans(starts: np.ndarray, lengths: np.ndarray) -> np.ndarray:

@@ -6,6 +6,7 @@ import json
 
 import pytest
 from conftest import SAMPLE_KILT
+from run_files import ranked_ids
 from tiny_models import (
     save_tiny_bart,
     save_tiny_bert,
@@ -13,7 +14,6 @@ from tiny_models import (
     save_tiny_fever_classifier,
 )
 
-from namesake.amber.evaluation.predictions import read_predictions
 from namesake.amber.evaluation.queries import AmberQueries
 from namesake.amber.evaluation.readers import (
     NOT_ENOUGH_INFO,
@@ -99,7 +99,7 @@ def test_a_run_answers_every_query_from_the_documents_of_its_setting(runs, task,
     if setting == "oracle":
         expected = list(queries["gold_wikipedia_ids"])
     else:
-        ranked = read_predictions(predictions[task])
+        ranked = ranked_ids(predictions[task])
         expected = [ranked[query_id][:3] for query_id in queries["id"]]
     assert [r["documents"] for r in records] == expected
     assert all(r["windows"] >= len(r["documents"]) > 0 for r in records)

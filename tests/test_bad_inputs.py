@@ -31,9 +31,9 @@ from test_amber_inputs import ENTITIES, PROPERTIES, parquet_tables, write_inputs
 
 import namesake.dumps.reading
 import namesake.dumps.restart as dump_restart
-from namesake.amber.evaluation.predictions import read_predictions
 from namesake.cli import main
 from namesake.errors import BadInputError
+from namesake.runs import Run
 
 NAMESAKE = Path(sys.executable).with_name("namesake")
 
@@ -389,7 +389,7 @@ def test_bad_prediction_lines_say_what_was_wrong(tmp_path, line, message):
     good = '{"id": "q0", "output": {"provenance": [{"wikipedia_id": "1"}]}}'
     path.write_bytes(f"{good}\n{line}\n".encode().replace(b"\xc3\xbf", b"\xff"))
     with pytest.raises(BadInputError) as caught:
-        read_predictions(path)
+        Run.read(path)
     assert str(caught.value).startswith(f"{path}:2: {message}")
 
 

@@ -15,11 +15,11 @@ import pytest
 from beir.datasets.data_loader import GenericDataLoader
 from conftest import SAMPLE_KILT
 from folders import folder_files
+from run_files import ranked_ids
 from test_bad_inputs import NAMESAKE, cli, error_line
 
 from namesake.amber.build.released import import_released
 from namesake.amber.evaluation.beir_export import export_beir
-from namesake.amber.evaluation.predictions import read_predictions
 from namesake.amber.evaluation.queries import AmberQueries
 from namesake.cli import main
 from namesake.retrieval.corpus import read_kilt_documents
@@ -254,7 +254,7 @@ def test_a_run_scored_by_beir_equals_namesake_evaluate(dataset, tmp_path):
             *("--dataset", dataset, "--config", CONFIG, "--out", str(run)),
         ]
     )
-    rankings = read_predictions(run)
+    rankings = ranked_ids(run)
     results = {
         query_id: {doc: 1 / (rank + 1) for rank, doc in enumerate(ranking)}
         for query_id, ranking in rankings.items()

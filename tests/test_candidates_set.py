@@ -9,11 +9,11 @@ import re
 
 import pytest
 from conftest import SAMPLE_KILT
+from run_files import ranked_ids
 
 from namesake.amber.build.instances import TASKS
 from namesake.amber.build.reference import COLLECTIONS
 from namesake.amber.evaluation.paper import NOT_IN_PAPER
-from namesake.amber.evaluation.predictions import read_predictions
 from namesake.amber.evaluation.retrieve import RETRIEVER_KINDS, open_retriever, set_queries
 from namesake.cli import main
 from namesake.errors import NamesakeError
@@ -112,7 +112,7 @@ def test_pages_outside_the_index_are_left_out(retrievers):
 
 
 def _prediction_counts(path) -> dict[str, int]:
-    return {query: len(pages) for query, pages in read_predictions(path).items()}
+    return {query: len(pages) for query, pages in ranked_ids(path).items()}
 
 
 def test_retrieve_with_candidates_set_writes_at_most_the_set_per_query(sample_build, tmp_path):

@@ -314,7 +314,7 @@ def kilt_documents_format() -> LineFormat:
 
 
 def predictions_format() -> LineFormat:
-    from namesake.amber.evaluation.predictions import read_predictions
+    from run_files import ranked_ids
 
     lines = [
         _encode(
@@ -332,7 +332,7 @@ def predictions_format() -> LineFormat:
     return LineFormat(
         "predictions",
         lines,
-        lambda path, strict: read_predictions(path),
+        lambda path, strict: ranked_ids(path),
         counts=False,
         lenient_keys=frozenset({"wikipedia_id"}),
         suffix=".jsonl",
@@ -342,7 +342,7 @@ def predictions_format() -> LineFormat:
 def trec_run_format() -> LineFormat:
     """A TREC run as `namesake evaluate` and `compare-runs` read it (format told from the
     content): a mutated line is read, or refused naming the file."""
-    from namesake.amber.evaluation.predictions import read_predictions
+    from run_files import ranked_ids
 
     lines = [
         f"query-{n} Q0 {100 + n + k} {k + 1} {3.0 - k:.1f} bm25".encode()
@@ -352,7 +352,7 @@ def trec_run_format() -> LineFormat:
     return LineFormat(
         "trec_run",
         lines,
-        lambda path, strict: read_predictions(path),
+        lambda path, strict: ranked_ids(path),
         counts=False,
         exact=False,  # a huge or cut query id is another, valid query id
         json=False,

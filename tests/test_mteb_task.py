@@ -11,10 +11,10 @@ import pytest
 from conftest import SAMPLE_KILT
 from folders import folder_files
 
-from namesake.amber.evaluation.predictions import write_predictions
 from namesake.amber.evaluation.queries import AmberQueries
 from namesake.cli import main
 from namesake.errors import BadInputError, NamesakeError
+from namesake.runs import Run
 
 CONFIG = "human_qa"
 
@@ -99,7 +99,7 @@ def test_mteb_ndcg_equals_namesake_evaluate_on_the_same_run(exported, tmp_path):
         assert len(set(top)) == len(top), "no ties, so both scorers rank alike"
         rankings.append((query_id, ranked))
     run = tmp_path / "mteb-run.jsonl"
-    write_predictions(run, rankings)
+    Run.from_rankings(rankings).write(run)
 
     report = tmp_path / "report"
     main(

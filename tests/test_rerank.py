@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from conftest import SAMPLE_KILT
 
-from namesake.amber.evaluation.predictions import write_predictions
 from namesake.errors import NamesakeError
 from namesake.retrieval.rerank import opening_passages, pages_to_rerank, rerank
+from namesake.runs import Run
 
 
 class WordOverlap:
@@ -57,8 +57,9 @@ def test_scores_fall_down_the_ranking_so_a_trec_run_can_hold_it(tmp_path):
     [result] = rerank(["lincoln"], [ranking], TEXTS, WordOverlap(), depth=2)
     scores = [score for _, score, _ in result]
     assert scores == sorted(scores, reverse=True)
-    write_predictions(tmp_path / "run.trec", [("q", result)], "trec", "rr")
-    write_predictions(tmp_path / "run.jsonl", [("q", result)])
+    run = Run.from_rankings([("q", result)])
+    run.write(tmp_path / "run.trec", "trec", "rr")
+    run.write(tmp_path / "run.jsonl")
     provenance = json.loads((tmp_path / "run.jsonl").read_text())["output"]["provenance"]
     assert provenance[0].keys() == {"wikipedia_id", "score", "first_stage_score"}
 

@@ -20,9 +20,9 @@ from conftest import SAMPLE_KILT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pipe_inputs import PIPES, fifo_of, piped
+from run_files import ranked_ids
 
 from namesake import runs as runs_module
-from namesake.amber.evaluation.predictions import read_predictions, write_predictions
 from namesake.cli import main
 from namesake.errors import BadInputError, NamesakeError
 from namesake.runs import Run
@@ -60,7 +60,7 @@ def test_a_trec_run_holds_the_same_ranking_as_the_json_lines(runs):
     lines = (work / "bm25.trec").read_text().splitlines()
     fields = lines[0].split()
     assert len(fields) == 6 and fields[1] == "Q0" and fields[3] == "1" and fields[5] == "bm25"
-    assert read_run(work / "bm25.trec") == read_predictions(work / "bm25.jsonl")
+    assert read_run(work / "bm25.trec") == ranked_ids(work / "bm25.jsonl")
 
 
 def test_evaluate_scores_a_trec_run_as_the_json_lines(runs):
@@ -154,7 +154,7 @@ def test_a_bad_run_is_refused_naming_its_line(tmp_path, text, line, message):
     path = tmp_path / "run.trec"
     path.write_bytes(_run_bytes(text))
     with pytest.raises(BadInputError) as caught:
-        read_predictions(path)
+        Run.read(path)
     assert (caught.value.path, caught.value.line) == (str(path), line)
     assert message in caught.value.message
 
@@ -166,7 +166,7 @@ def test_a_file_of_neither_format_is_refused_naming_its_line(tmp_path, first):
     path = tmp_path / "run.txt"
     path.write_text(f"\n{first}\n")
     with pytest.raises(BadInputError, match="neither a KILT JSON line nor a TREC run line") as e:
-        read_predictions(path)
+        Run.read(path)
     assert e.value.line == 2
 
 
@@ -219,14 +219,18 @@ def test_a_score_that_is_not_finite_is_never_written(tmp_path, format, score):
     path.write_bytes(b"earlier\n")
     ranking = [("a", 2.0), ("b", score)]
     with pytest.raises(NamesakeError) as caught:
-        write_predictions(path, [("q1", [("z", 1.0)]), ("q2", ranking)], format, "t")
+        Run.from_rankings([("q1", [("z", 1.0)]), ("q2", ranking)]).write(path, format, "t")
     assert str(caught.value) == (
         f"query q2: the score of rank 2 is {score!r}: a run holds finite scores only"
     )
-    reranked = [("a", 2.0, 1.0), ("b", 1.0, score)]  # JSON lines keep the first stage's too
+    # JSON lines keep the first stage's too: a Run holds NaN for "none", so one given as
+    # NaN or inf is refused as the run is made, before it could be taken for none
+    reranked = [("a", 2.0, 1.0), ("b", 1.0, score)]
     with pytest.raises(NamesakeError, match="q2: the first-stage score of rank 2 is"):
-        write_predictions(path, [("q2", reranked)], "kilt")
+        Run.from_rankings([("q2", reranked)]).write(path, "kilt")
     assert path.read_bytes() == b"earlier\n"
+    none_given = Run.from_rankings([("q2", [("a", 2.0, None), ("b", 1.0)])])
+    assert none_given.first_stage_scores is None and none_given.ranking(0)[0] == ("a", 2.0)
 
 
 @pytest.mark.parametrize("bad", ["q\t1", "q\n1", "q 1", ""])
