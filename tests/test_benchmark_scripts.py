@@ -1,5 +1,6 @@
 """The GPU benchmark and the encode-feeder benchmark run end to end on a CPU, small, so
-that neither rots between the sessions that have a GPU (issue 36)."""
+that neither rots between the sessions that have a GPU (issue 36); so does issue 49's
+benchmark of the evaluation stages at AmbER's full size, tiny."""
 
 from __future__ import annotations
 
@@ -12,12 +13,13 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _run_script(script: str, arguments: list[str], timeout: int):
-    """The benchmark script, offline, from the checkout; its output shown if it fails."""
+def _run_script(script: str, arguments: list[str], timeout: int, env: dict | None = None):
+    """The benchmark script, offline, from the checkout, with ``env`` added to the
+    environment; its output shown if it fails."""
     done = subprocess.run(
         [sys.executable, f"benchmarks/{script}", *arguments],
         cwd=ROOT,
-        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        env={**os.environ, "HF_HUB_OFFLINE": "1", **(env or {})},
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -85,3 +87,38 @@ def test_feeder_projection_takes_the_fixed_cost_off_only_when_the_runs_tell_it_a
     assert not noisy["fixed_cost_taken_off"]
     assert noisy["process_ceiling"] == 360 / 1.4
     assert 0 < noisy["rate"] <= noisy["feeder_rate"]
+
+
+def test_amber_at_scale_benchmark_measures_every_step_tiny(tmp_path):
+    """Issue 49's benchmark end to end at a tiny size: every step timed in its process, the
+    scored run neither all right nor all wrong, and the 18 runs to rerank (2 first stages and
+    their fusion on 6 configs) read in one pass over the corpus."""
+    queries, depth = 600, 20
+    report = tmp_path / "results.json"
+    arguments = ["--queries", str(queries), "--sets", "60", "--pages", "20000"]
+    arguments += ["--depth", str(depth), "--corpus-pages", "3000"]
+    arguments += ["--output", str(tmp_path), "--out", str(report)]
+    lock = {"NAMESAKE_BENCH_LOCK": str(tmp_path / "bench.lock")}  # not a real benchmark's
+    done = _run_script("bench_amber_at_scale.py", arguments, timeout=600, env=lock)
+    steps = json.loads(report.read_text())["steps"]
+    assert set(steps) == {
+        "read_trec",
+        "read_kilt",
+        "score",
+        "fuse",
+        "compare",
+        "score_and_compare",
+        "rerank_pages",
+    }
+    for step, figures in steps.items():
+        assert figures["seconds"] > 0, step
+        assert figures["peak_rss_mb"] >= figures["peak_rss_before_mb"] > 0, step
+    for read in ("read_trec", "read_kilt"):
+        assert (steps[read]["queries"], steps[read]["pages"]) == (queries, queries * depth)
+    assert all(0 < value < 100 for value in steps["score"]["figures"].values())
+    assert len(steps["compare"]["significant_figures"]) == 5  # 5 runs against the baseline
+    rerank = steps["rerank_pages"]
+    assert (rerank["runs"], rerank["passes"]) == (18, 1)
+    assert 0 < rerank["pages"] <= rerank["corpus_pages"] == 3000
+    table = [line for line in done.stdout.splitlines() if line.startswith("| ")]
+    assert len(table) == 1 + len(steps)  # the header, then a row a step
