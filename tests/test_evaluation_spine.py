@@ -229,3 +229,30 @@ def test_the_readme_notebook_example_runs(dataset, tmp_path, monkeypatch, capsys
     monkeypatch.chdir(tmp_path)
     exec(compile(code, "README.md", "exec"), {})
     assert capsys.readouterr().out.startswith("| Measure | bm25-human_qa | my_system |")
+
+
+def test_a_users_metric_module_scores_as_the_default_does(dataset, tmp_path):
+    """AmbER's figures and the popularity gap come from the per-query ranks by default, and
+    from the module `--metric` names otherwise: on the bundled module's copy they agree."""
+    import shutil
+    from pathlib import Path
+
+    from namesake.metrics import metric_path
+
+    run = tmp_path / "bm25.jsonl"
+    main(
+        ["retrieve", "--corpus", str(SAMPLE_KILT), "--dataset", dataset, "--config", "human_qa"]
+        + ["--retriever", "bm25", "--out", str(run)]
+    )
+    mine = tmp_path / "mine" / "entity_confusion"  # evaluate names a module by its folder
+    shutil.copytree(metric_path("entity_confusion"), mine)
+    reports = {}
+    for name, extra in (("default", []), ("mine", ["--metric", str(mine)])):
+        main(
+            ["evaluate", "--dataset", dataset, "--config", "human_qa", "--predictions", str(run)]
+            + ["--out", str(tmp_path / f"report-{name}"), *extra]
+        )
+        reports[name] = json.loads(Path(tmp_path / f"report-{name}" / "metrics.json").read_text())
+    assert reports["mine"]["metrics"] == reports["default"]["metrics"]
+    assert list(reports["mine"]["metrics"]) == list(reports["default"]["metrics"])
+    assert reports["mine"]["popularity_gap"] == reports["default"]["popularity_gap"]

@@ -171,10 +171,11 @@ def test_the_bundled_minilm_is_one_model_by_hub_id_or_path(tmp_path, capsys):
     assert f"model {MINILM_HUB_ID} (the bundled copy)" in capsys.readouterr().err
 
 
-def test_compare_index_dir_refuses_another_corpus(indexes, corpus_b, tmp_path):
+def test_compare_index_dir_refuses_another_corpus(indexes, corpus_b, tmp_path, sample_build):
+    dataset = str(sample_build[0] / "dataset")  # loaded first: a bad one fails before any index
     with pytest.raises(SystemExit) as error:
         main(
-            ["amber", "compare", "--corpus", str(corpus_b), "--dataset", "never-read"]
+            ["amber", "compare", "--corpus", str(corpus_b), "--dataset", dataset, "--tasks", "qa"]
             + ["--out", str(tmp_path / "out"), "--retriever", "bm25", "--collections", "human"]
             + ["--index-dir", str(indexes)]
         )

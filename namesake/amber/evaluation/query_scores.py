@@ -33,12 +33,14 @@ PARTS = ("", "_head", "_tail")
 @dataclass
 class QueryScores:
     """Per query (dataset order): its set (0-based codes), whether it is about the set's
-    head entity, and each measure's value in points (accuracy@k: 0 or 100)."""
+    head entity, each measure's value in points (accuracy@k: 0 or 100), and the 0-based rank
+    of its best gold page in the cleaned ranking (``NOT_RETRIEVED`` where none is)."""
 
     set_index: np.ndarray
     is_head: np.ndarray
     values: dict[str, np.ndarray]
     k_values: list[int]
+    gold_rank: np.ndarray | None = None
 
     @property
     def num_sets(self) -> int:
@@ -89,7 +91,7 @@ def query_scores(run: Run, judgments: QueryJudgments, k_values: Sequence[int]) -
     values = {f"accuracy@{k}": 100.0 * (gold_rank < k) for k in k_values}
     values["entity_confusion"] = 100.0 * (best_ranks(run, ranks, confusers) < gold_rank)
     values.update(gold_measures(run, ranks, gold, judgments.gold.lengths))
-    return QueryScores(judgments.set_index, judgments.is_head, values, list(k_values))
+    return QueryScores(judgments.set_index, judgments.is_head, values, list(k_values), gold_rank)
 
 
 @dataclass

@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import math
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -184,14 +185,13 @@ def _gap_bin(head_popularity: float, tail_popularity: float) -> int:
     )
 
 
-def popularity_gap(
-    queries: AmberQueries, rankings: list[list[str]], references: list[dict], metric
-) -> list[GapBin]:
+def popularity_gap(queries: AmberQueries, accuracy: Callable[[list[int]], float]) -> list[GapBin]:
     """Figure 4: head - tail accuracy@1 by popularity gap, over (head, tail entity) pairs.
 
     Each tail entity of a set forms a pair with the set's head (the most popular head where
     two tie); pairs are binned by (p_head - p_tail) / p_tail on the dataset's popularity
-    (log10 page views). A bin's accuracies pool the queries of its heads and of its tails.
+    (log10 page views). A bin's accuracies pool the queries of its heads and of its tails;
+    ``accuracy`` gives the accuracy@1 of the queries at the indices it is given, in order.
     """
     queries_of: dict[tuple[str, str], list[int]] = defaultdict(list)
     names, qids = queries.rows["name"].to_pylist(), queries.rows["qid"].to_pylist()
@@ -223,19 +223,11 @@ def popularity_gap(
             tail_queries.update(queries_of[(name, qid)])
             binned[index] = (head_queries, tail_queries, pairs + 1)
 
-    def accuracy(indices: set[int]) -> float:
-        if not indices:
-            return math.nan
-        chosen = sorted(indices)
-        result = metric.compute(
-            predictions=[rankings[i] for i in chosen],
-            references=[references[i] for i in chosen],
-            k_values=[1],
-        )
-        return result["accuracy@1"]
+    def pooled(indices: set[int]) -> float:
+        return accuracy(sorted(indices)) if indices else math.nan
 
     return [
-        GapBin(low, high, pairs, accuracy(head_queries), accuracy(tail_queries))
+        GapBin(low, high, pairs, pooled(head_queries), pooled(tail_queries))
         for index, (low, high) in enumerate(GAP_BINS)
         for head_queries, tail_queries, pairs in [binned.get(index, (set(), set(), 0))]
     ]
@@ -257,20 +249,26 @@ class ScoringOptions:
 
 
 @functools.cache
-def entity_confusion(path: str | None = None):
-    """The entity_confusion evaluate module, loaded once per process for every run scored."""
+def entity_confusion(path: str):
+    """A user's entity_confusion evaluate module (``--metric``), loaded once per process."""
     from namesake.metrics import load_metric
 
     return load_metric("entity_confusion", path)
 
 
 def score(run: Run, queries: AmberQueries, options: ScoringOptions | None = None) -> Evaluation:
-    """``run`` scored on ``queries``: the entity_confusion metric's figures (accuracy@k on
-    all, head and tail queries, all-correct@k, entity confusion), the standard IR measures
-    beside them (`namesake.amber.evaluation.ir_metrics`), the head-tail gap of each
-    accuracy@k, each figure's 95% bootstrap interval over AmbER sets, and the popularity-gap
-    bins (the paper's Figure 4). A run answering no query of the config, or (unless
+    """``run`` scored on ``queries``: AmbER's figures (accuracy@k on all, head and tail
+    queries, all-correct@k, entity confusion), the standard IR measures beside them
+    (`namesake.amber.evaluation.ir_metrics`), the head-tail gap of each accuracy@k, each
+    figure's 95% bootstrap interval over AmbER sets, and the popularity-gap bins (the
+    paper's Figure 4). A run answering no query of the config, or (unless
     ``options.allow_missing``) not every query, is refused, naming the run's file.
+
+    AmbER's figures are the entity_confusion metric's, computed from the per-query gold
+    ranks and confusions (`query_scores`, checked equal to the metric's own per-query ranks)
+    with its arithmetic, so that 80,000 rankings are never made Python lists; with
+    ``options.metric`` (a folder holding a user's entity_confusion module) that module
+    computes them, and the popularity gap, from the rankings.
 
     >>> queries = AmberQueries.load("demo_output/amber", "human_qa")
     >>> evaluation = score(Run.read("bm25-human_qa.jsonl"), queries)
@@ -284,15 +282,18 @@ def score(run: Run, queries: AmberQueries, options: ScoringOptions | None = None
     coverage = run_coverage(queries, run)
     check_coverage(coverage, queries.config, options.allow_missing, run.provenance.get("path"))
     aligned = run.select(queries.ids)
-    rankings = aligned.ranked_ids()
-    references = queries.references()
-    metric = entity_confusion(options.metric)
     k_values = list(options.k_values)
-    metrics = metric.compute(predictions=rankings, references=references, k_values=k_values)
     per_query = query_scores(aligned, queries.judgments(), k_values)
     sums = set_sums(per_query)
-    # AmbER's own figures stay the metric's; the IR measures and the gaps come from the sums
-    for name, value in sums.figures().items():
+    figures = sums.figures()
+    if options.metric is None:
+        metrics = amber_figures(per_query, figures)
+        hits = per_query.gold_rank < 1
+        bins = popularity_gap(queries, lambda chosen: _percent(hits[chosen].sum(), len(chosen)))
+    else:
+        metrics, bins = _user_metric(aligned, queries, options)
+    # the IR measures and the gaps come from the sums, after AmbER's own figures
+    for name, value in figures.items():
         metrics.setdefault(name, value)
     settings = options.statistics
     intervals = bootstrap_intervals(
@@ -320,7 +321,7 @@ def score(run: Run, queries: AmberQueries, options: ScoringOptions | None = None
     return Evaluation(
         about,
         metrics,
-        popularity_gap(queries, rankings, references, metric),
+        bins,
         paper_row(paper_kind(retriever, candidates), *split_config(queries.config)),
         run.name,
         per_query,
@@ -328,3 +329,48 @@ def score(run: Run, queries: AmberQueries, options: ScoringOptions | None = None
         coverage,
         queries.ids,
     )
+
+
+def amber_figures(per_query: QueryScores, figures: dict[str, float]) -> dict:
+    """AmbER's figures in the entity_confusion metric's order and arithmetic
+    (``100 * hits / total``, which the per-set sums reproduce exactly: every addend is a
+    whole number of points), then the counts of queries and sets."""
+    names = [
+        f"{measure}{part}"
+        for k in per_query.k_values
+        for measure, part in (
+            (f"accuracy@{k}", ""),
+            (f"accuracy@{k}", "_head"),
+            (f"accuracy@{k}", "_tail"),
+            (f"all_correct@{k}", ""),
+        )
+    ]
+    names += ["entity_confusion", "entity_confusion_head", "entity_confusion_tail"]
+    found = {name: figures[name] for name in names}
+    found["num_queries"] = len(per_query.set_index)
+    found["num_sets"] = per_query.num_sets
+    return found
+
+
+def _percent(hits, total: int) -> float:
+    """``100 * hits / total``, the entity_confusion metric's arithmetic."""
+    return 100 * int(hits) / int(total) if total else math.nan
+
+
+def _user_metric(run: Run, queries: AmberQueries, options: ScoringOptions) -> tuple[dict, list]:
+    """AmbER's figures and the popularity-gap bins by the user's entity_confusion module,
+    from the rankings as lists."""
+    metric = entity_confusion(options.metric)
+    rankings = run.ranked_ids()
+    references = queries.references()
+    k_values = list(options.k_values)
+    metrics = metric.compute(predictions=rankings, references=references, k_values=k_values)
+
+    def accuracy(chosen: list[int]) -> float:
+        return metric.compute(
+            predictions=[rankings[i] for i in chosen],
+            references=[references[i] for i in chosen],
+            k_values=[1],
+        )["accuracy@1"]
+
+    return metrics, popularity_gap(queries, accuracy)
