@@ -443,13 +443,27 @@ _OTHER_SPACE = {b" ": (b"\t", b"\x0b", b"\x0c"), b"\t": (b" ", b"\x0b", b"\x0c")
 
 
 def _read_trec(path: str | os.PathLike, blocks: Iterator, name: str) -> Run:
-    """A TREC run, parsed by Arrow (`_parse_trec`) or, where that cannot vouch for it, by
-    `read_tagged_run`, line by line, which names the line at fault."""
-    read = list(blocks)  # kept: the strict reader reads them again (a pipe is read once)
-    run = _parse_trec(read, name)
+    """A TREC run, parsed by Arrow block by block as it is read (`_parse_trec`) or, where that
+    cannot vouch for it, by `read_tagged_run`, line by line, which names the line at fault.
+
+    The strict reader reads the run again: a regular file from its path, so that the raw
+    bytes (850 MB for AmbER's 8M lines) are not held beside the parsed columns; anything else
+    (a pipe is read once) from the blocks kept as they were read."""
+    rereadable = Path(path).is_file()
+    kept: list[tuple[int, bytes]] = []
+
+    def read() -> Iterator[tuple[int, bytes]]:
+        for item in blocks:
+            if not rereadable:
+                kept.append(item)
+            yield item
+
+    reading = read()
+    run = _parse_trec(reading, name)
     if run is not None:
         return run
-    rankings, tags = read_tagged_run(path, iter(read))
+    again = iter_line_blocks(path) if rereadable else itertools.chain(kept, reading)
+    rankings, tags = read_tagged_run(path, again)
     return Run.from_rankings(rankings.items(), name, _trec_provenance(tags))
 
 
@@ -458,36 +472,45 @@ def _trec_provenance(tags: Iterable[str]) -> dict:
     return {"format": "trec", **({"tag": tags.pop()} if len(tags) == 1 else {})}
 
 
-def _parse_trec(blocks: list[tuple[int, bytes]], name: str) -> Run | None:
-    """The run, parsed by Arrow's CSV reader and checked over its columns; None where Arrow
-    cannot parse it, where it might split a line otherwise than `bytes.split`, or where any
-    check fails: the strict reader then reads it."""
-    delimiter = _delimiter(blocks)
-    if delimiter is None or not all(_splits_alike(block, delimiter) for _, block in blocks):
-        return None
-    parse = pa_csv.ParseOptions(delimiter=delimiter.decode(), quote_char=False)
-    try:
-        table = pa.concat_tables(
-            pa_csv.read_csv(
-                pa.py_buffer(block),
-                read_options=_TREC_READ,
-                parse_options=parse,
-                convert_options=_TREC_CONVERT,
-            )
-            for _, block in blocks
-        )
-        return _checked_run(table, name)
-    except pa.ArrowInvalid:  # a line Arrow cannot parse, a rank beyond int64
-        return None
-
-
-def _delimiter(blocks: list[tuple[int, bytes]]) -> bytes | None:
-    """A tab where the first non-blank line holds one, else a space; None: no such line."""
+def _parse_trec(blocks: Iterator[tuple[int, bytes]], name: str) -> Run | None:
+    """The run, parsed by Arrow's CSV reader block by block and checked over its columns;
+    None where Arrow cannot parse it, where it might split a line otherwise than
+    `bytes.split`, or where any check fails: the strict reader then reads it."""
+    tables, delimiter = [], None
     for _, block in blocks:
-        text = block.lstrip()
-        if text:
-            return b"\t" if b"\t" in text.split(b"\n", 1)[0] else b" "
-    return None
+        if delimiter is None:
+            delimiter = _delimiter(block)
+            if delimiter is None:
+                continue  # blank so far
+        if not _splits_alike(block, delimiter):
+            return None
+        parse = pa_csv.ParseOptions(delimiter=delimiter.decode(), quote_char=False)
+        try:
+            tables.append(
+                pa_csv.read_csv(
+                    pa.py_buffer(block),
+                    read_options=_TREC_READ,
+                    parse_options=parse,
+                    convert_options=_TREC_CONVERT,
+                )
+            )
+        except pa.ArrowInvalid:  # a line Arrow cannot parse, a rank beyond int64
+            return None
+    if delimiter is None:
+        return None
+    try:
+        return _checked_run(pa.concat_tables(tables), name)
+    except pa.ArrowInvalid:
+        return None
+
+
+def _delimiter(block: bytes) -> bytes | None:
+    """A tab where the block's first non-blank line holds one, else a space; None: no such
+    line in this block."""
+    text = block.lstrip()
+    if not text:
+        return None
+    return b"\t" if b"\t" in text.split(b"\n", 1)[0] else b" "
 
 
 def _splits_alike(block: bytes, delimiter: bytes) -> bool:
