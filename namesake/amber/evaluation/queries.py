@@ -118,7 +118,7 @@ class AmberQueries:
 
     @property
     def collection(self) -> str:
-        """ "human" or "nonhuman": the collection of the config."""
+        """The collection of the config: human or nonhuman."""
         return self.config.partition("_")[0]
 
     @property
