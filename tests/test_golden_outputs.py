@@ -77,8 +77,16 @@ def _run(argv: list[str], capsys) -> str:
 
 
 def _files(folder: Path) -> dict[str, str]:
+    """Every output file as text: a Parquet file as the CSV of its rows (its bytes hold the
+    writer's version)."""
+    import pyarrow.parquet as pq
+
     return {
-        str(path.relative_to(folder)): path.read_text(encoding="utf-8")
+        str(path.relative_to(folder)) + (".csv" if path.suffix == ".parquet" else ""): (
+            pq.read_table(path).to_pandas().to_csv(index=False)
+            if path.suffix == ".parquet"
+            else path.read_text(encoding="utf-8")
+        )
         for path in sorted(folder.rglob("*"))
         if path.is_file() and path.suffix != ".png" and not path.name.startswith(".namesake")
     }

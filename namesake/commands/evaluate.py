@@ -46,6 +46,14 @@ def _add_evaluate(parser: argparse.ArgumentParser) -> None:
         help="the kind of retriever that made the predictions: the table shows the AmbER "
         "paper's figure for the same kind beside ours (default: unknown, no figure)",
     )
+    parser.add_argument(
+        "--per-query-format",
+        choices=["parquet", "trec"],
+        default="parquet",
+        help="the report's per-query results: per_query.parquet (default: every measure, the "
+        "entity, its popularity rank in its set, the namesake it was confused with), or "
+        "per_query.txt in trec_eval -q's lines",
+    )
     parser.set_defaults(run=_evaluate)
 
 
@@ -64,10 +72,11 @@ def _evaluate(args) -> None:
     run = Run.read(args.predictions, args.format)
     run.provenance["retriever"] = args.retriever  # the kind whose paper figures go beside
     evaluation = score(run, queries, options)
-    write_report(args.out, evaluation, list(options.k_values))
+    write_report(args.out, evaluation, list(options.k_values), args.per_query_format)
     metrics = evaluation.metrics
     print(evaluation.to_markdown(label={"Config": args.config}))
     print(paper_line(args.retriever))
     print(f"{intervals_line(metrics)} {IR_LINE}")
     print("\n".join(coverage_lines(metrics["coverage"], args.config)))
-    print(f"Report: {args.out}/report.md, metrics.json, popularity_gap.png")
+    per_query = "per_query.txt" if args.per_query_format == "trec" else "per_query.parquet"
+    print(f"Report: {args.out}/report.md, metrics.json, popularity_gap.png, {per_query}")

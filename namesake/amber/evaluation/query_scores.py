@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import pyarrow as pa
 
 from namesake.amber.evaluation.ir_metrics import (
     IR_MEASURES,
@@ -34,13 +35,15 @@ PARTS = ("", "_head", "_tail")
 class QueryScores:
     """Per query (dataset order): its set (0-based codes), whether it is about the set's
     head entity, each measure's value in points (accuracy@k: 0 or 100), and the 0-based rank
-    of its best gold page in the cleaned ranking (``NOT_RETRIEVED`` where none is)."""
+    of its best gold page in the cleaned ranking (``NOT_RETRIEVED`` where none is) and, for a
+    confused query, the namesake's page that ranks above every gold page (None otherwise)."""
 
     set_index: np.ndarray
     is_head: np.ndarray
     values: dict[str, np.ndarray]
     k_values: list[int]
     gold_rank: np.ndarray | None = None
+    confused_by: list[str | None] | None = None
 
     @property
     def num_sets(self) -> int:
@@ -89,9 +92,35 @@ def query_scores(run: Run, judgments: QueryJudgments, k_values: Sequence[int]) -
     confusers = kept & listed(run, judgments.confusers)
     gold_rank = best_ranks(run, ranks, gold)
     values = {f"accuracy@{k}": 100.0 * (gold_rank < k) for k in k_values}
-    values["entity_confusion"] = 100.0 * (best_ranks(run, ranks, confusers) < gold_rank)
+    confused = best_ranks(run, ranks, confusers) < gold_rank
+    values["entity_confusion"] = 100.0 * confused
     values.update(gold_measures(run, ranks, gold, judgments.gold.lengths))
-    return QueryScores(judgments.set_index, judgments.is_head, values, list(k_values), gold_rank)
+    return QueryScores(
+        judgments.set_index,
+        judgments.is_head,
+        values,
+        list(k_values),
+        gold_rank,
+        first_pages(run, ranks, confusers, confused),
+    )
+
+
+def first_pages(
+    run: Run, ranks: np.ndarray, chosen: np.ndarray, wanted: np.ndarray
+) -> list[str | None]:
+    """Per query, its best-ranked ``chosen`` page where ``wanted`` (None elsewhere): which
+    namesake's page a confused query ranked first. Only the chosen pages are sorted."""
+    positions = np.flatnonzero(chosen)
+    query = run.query_index()[positions]
+    order = np.lexsort((ranks[positions], query))
+    positions, query = positions[order], query[order]
+    first = np.r_[True, query[1:] != query[:-1]] if len(query) else np.zeros(0, dtype=bool)
+    found: list[str | None] = [None] * len(run)
+    pages = run.page_ids.take(pa.array(positions[first])).to_pylist()
+    for index, page in zip(query[first].tolist(), pages, strict=True):
+        if wanted[index]:
+            found[index] = page
+    return found
 
 
 @dataclass

@@ -249,9 +249,14 @@ def _overall_gap(metrics: dict) -> float:
     return metrics["accuracy@1_head"] - metrics["accuracy@1_tail"]
 
 
-def write_report(out: str | os.PathLike, evaluation: Evaluation, k_values: list[int]) -> None:
-    """Writes metrics.json, report.md and popularity_gap.png into ``out``, replacing it
-    atomically."""
+def write_report(
+    out: str | os.PathLike, evaluation: Evaluation, k_values: list[int], per_query: str = "parquet"
+) -> None:
+    """Writes metrics.json, report.md, popularity_gap.png and the per-query results
+    (`Evaluation.per_query_table`) into ``out``, replacing it atomically: per_query.parquet,
+    or with ``per_query="trec"`` per_query.txt in the lines of ``trec_eval -q``."""
+    import pyarrow.parquet as pq
+
     about = evaluation.about
     title = f"{Path(about['predictions']).stem} on {about['config']}"
     with atomic_directory(out, writer="evaluate") as staging:
@@ -265,3 +270,21 @@ def write_report(out: str | os.PathLike, evaluation: Evaluation, k_values: list[
         plot_popularity_gap(
             evaluation.bins, _overall_gap(evaluation.metrics), staging / "popularity_gap.png", title
         )
+        if per_query == "trec":
+            (staging / "per_query.txt").write_text(per_query_lines(evaluation), encoding="utf-8")
+        else:
+            pq.write_table(evaluation.per_query_table(), staging / "per_query.parquet")
+
+
+def per_query_lines(evaluation: Evaluation) -> str:
+    """``trec_eval -q``'s layout: ``measure<TAB>query<TAB>value`` for every measure of every
+    query, then the report's figure of each as the ``all`` line; values in points, as the
+    report gives them."""
+    values = evaluation.per_query.values
+    lines = [
+        f"{measure}\t{query_id}\t{column[index]:.4f}"
+        for index, query_id in enumerate(evaluation.query_ids)
+        for measure, column in values.items()
+    ]
+    lines += [f"{measure}\tall\t{evaluation.metrics[measure]:.4f}" for measure in values]
+    return "\n".join(lines) + "\n"

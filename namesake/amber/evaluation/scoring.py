@@ -136,6 +136,7 @@ class Evaluation:
     sums: SetSums | None = None
     coverage: Coverage | None = None
     query_ids: list[str] | None = None
+    queries: AmberQueries | None = None
 
     def figures(self) -> dict[str, float]:
         """Every figure with an interval: AmbER's measures, the gaps and the IR measures."""
@@ -146,20 +147,66 @@ class Evaluation:
 
     def to_pandas(self, per_query: bool = False):
         """The figures as a DataFrame (one row per figure: value, low, high), or with
-        ``per_query`` every measure query by query (query id, set, head, a column each)."""
+        ``per_query`` one row per query (`per_query_table`)."""
         import pandas as pd
 
         if per_query:
-            frame = pd.DataFrame(self.per_query.values)
-            frame.insert(0, "is_head", self.per_query.is_head)
-            frame.insert(0, "set_index", self.per_query.set_index)
-            frame.insert(0, "query_id", self.query_ids)
-            return frame
+            return self.per_query_table().to_pandas()
         intervals = self.intervals()
         return pd.DataFrame(
             [(name, value, *intervals[name]) for name, value in self.figures().items()],
             columns=["figure", "value", "low", "high"],
         ).set_index("figure")
+
+    def per_query_table(self):
+        """One row per query (an Arrow table, `per_query.parquet` of a report): its id, AmbER
+        set, entity (QID, label), head flag, popularity and popularity rank within its set (1:
+        the set's most popular entity), task and property asked, the 1-based rank of its
+        first gold page (null: none retrieved), every measure of the report in points, and
+        for a confused query the namesake whose page ranked above every gold page (QID and
+        popularity rank within the set). Its means over all, head and tail queries, and the
+        share of sets whose every query is right, are the report's figures."""
+        import pyarrow as pa
+
+        from namesake.amber.evaluation.ir_metrics import NOT_RETRIEVED
+
+        queries, scores = self.queries, self.per_query
+        names = queries.rows["name"].to_pylist()
+        members = queries.members.to_pylist()
+        rank_in_set, label, owner = {}, {}, {}
+        for name in dict.fromkeys(member["name"] for member in members):
+            ordered = sorted(
+                (m for m in members if m["name"] == name), key=lambda m: -m["popularity"]
+            )
+            for position, member in enumerate(ordered, 1):
+                rank_in_set[(name, member["qid"])] = position
+                label[(name, member["qid"])] = member["label"]
+                for page in member["wikipedia_ids"]:
+                    owner.setdefault((name, page), member["qid"])
+        entities = list(zip(names, queries.entity_ids, strict=True))
+        confused_with = [
+            None if page is None else owner.get((name, page))
+            for name, page in zip(names, scores.confused_by, strict=True)
+        ]
+        columns = {
+            "query_id": queries.ids,
+            "set": names,
+            "entity_qid": queries.entity_ids,
+            "entity_label": [label.get(key) for key in entities],
+            "is_head": queries.is_head,
+            "popularity": queries.popularity,
+            "popularity_rank_in_set": [rank_in_set.get(key) for key in entities],
+            "task": queries.tasks,
+            "property": queries.properties,
+            "gold_rank": [None if r == NOT_RETRIEVED else r + 1 for r in scores.gold_rank.tolist()],
+            **scores.values,
+            "confused_with_qid": confused_with,
+            "confused_with_popularity_rank_in_set": [
+                None if qid is None else rank_in_set.get((name, qid))
+                for name, qid in zip(names, confused_with, strict=True)
+            ],
+        }
+        return pa.table(columns)
 
     def to_markdown(self, label: dict[str, str] | None = None) -> str:
         """The run's row of the results table, the paper's figures beside ours; ``label``:
@@ -328,6 +375,7 @@ def score(run: Run, queries: AmberQueries, options: ScoringOptions | None = None
         sums,
         coverage,
         queries.ids,
+        queries,
     )
 
 
