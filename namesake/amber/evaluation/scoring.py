@@ -172,12 +172,12 @@ class Evaluation:
 
         queries, scores = self.queries, self.per_query
         names = queries.rows["name"].to_pylist()
-        members = queries.members.to_pylist()
+        sets: dict[str, list[dict]] = defaultdict(list)  # each set's members, grouped once
+        for member in queries.members.to_pylist():
+            sets[member["name"]].append(member)
         rank_in_set, label, owner = {}, {}, {}
-        for name in dict.fromkeys(member["name"] for member in members):
-            ordered = sorted(
-                (m for m in members if m["name"] == name), key=lambda m: -m["popularity"]
-            )
+        for name, members in sets.items():
+            ordered = sorted(members, key=lambda m: -m["popularity"])
             for position, member in enumerate(ordered, 1):
                 rank_in_set[(name, member["qid"])] = position
                 label[(name, member["qid"])] = member["label"]
