@@ -75,6 +75,10 @@ QUALITIES = (0.6, 0.7, 0.62, 0.75, 0.55, 0.8)
 MOST_TAILS = 5
 #: the gold pages of an entity: 1 to this many
 MOST_GOLD = 3
+#: the Wikidata properties the synthetic queries ask about (AmbER-H QA asks about ~20)
+PROPERTIES = tuple(f"P{number}" for number in range(100, 120))
+#: bumped when the synthetic data change, so that a cached older copy is not measured
+DATA_VERSION = 2
 #: the share of a query's pages that two systems' random pages draw from a common pool
 OVERLAP = 0.5
 GIB = 1024
@@ -122,7 +126,7 @@ def parse_args(argv=None) -> argparse.Namespace:
 def work_folder(args) -> Path:
     """The data of these sizes, written once by ``prepare``."""
     sizes = f"{args.queries}q-{args.sets}s-{args.pages}p-{args.depth}d-{args.corpus_pages}c"
-    return Path(args.output) / "amber_at_scale" / f"{sizes}-s{args.seed}"
+    return Path(args.output) / "amber_at_scale" / f"{sizes}-s{args.seed}-v{DATA_VERSION}"
 
 
 # --- synthetic AmbER ------------------------------------------------------------------------
@@ -192,6 +196,7 @@ def synthetic_amber(rng, queries: int, sets: int, pages: int) -> SyntheticAmber:
                         "is_head": entity == 0,
                         "popularity": members[-1]["popularity"],
                         "task": "qa",
+                        "pid": PROPERTIES[int(rng.integers(len(PROPERTIES)))],
                         "input": f"Which instrument does {name} play?",
                         "gold_wikipedia_ids": list(map(str, own)),
                     }
