@@ -19,7 +19,9 @@ import matplotlib
 matplotlib.use("Agg")  # files only; no display needed
 import matplotlib.pyplot as plt  # noqa: E402
 
+from namesake.amber.evaluation.ir_metrics import IR_HEADERS  # noqa: E402
 from namesake.amber.evaluation.paper import PaperRow, paper_kind, paper_line  # noqa: E402
+from namesake.amber.evaluation.statistics import figure_cell as _cell  # noqa: E402
 from namesake.markdown import markdown_table  # noqa: E402
 from namesake.outputs import atomic_directory  # noqa: E402
 
@@ -27,27 +29,8 @@ if TYPE_CHECKING:
     from namesake.amber.evaluation.scoring import Evaluation, GapBin
 
 
-def _cell(value: float, interval=None) -> str:
-    """A figure to one decimal, with its 95% interval when there is one: ``44.4 [33.3, 55.6]``."""
-    if value is None or math.isnan(value):
-        return "–"
-    if interval is None or any(bound is None or math.isnan(bound) for bound in interval):
-        return f"{value:.1f}"
-    return f"{value:.1f} [{interval[0]:.1f}, {interval[1]:.1f}]"
-
-
 def _figure(metrics: dict, key: str) -> str:
     return _cell(metrics[key], metrics.get("intervals", {}).get(key))
-
-
-#: the standard IR measures' column headers (`namesake.amber.evaluation.ir_metrics`)
-IR_HEADERS = {
-    "ndcg@10": "nDCG@10",
-    "mrr@10": "MRR@10",
-    "r-precision": "R-prec",
-    "recall@20": "R@20",
-    "recall@100": "R@100",
-}
 
 
 def _columns(k_values: list[int], metrics: dict | None = None) -> list[tuple[str, str]]:
