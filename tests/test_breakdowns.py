@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import json
 import math
+import subprocess
+import sys
 
 import numpy as np
 import pandas as pd
@@ -25,6 +27,7 @@ from namesake.amber.evaluation.breakdowns import (
 from namesake.amber.evaluation.queries import AmberQueries
 from namesake.amber.evaluation.query_scores import SetSums
 from namesake.amber.evaluation.statistics import StatisticsSettings, bootstrap_intervals
+from namesake.cli import main
 from namesake.errors import NamesakeError
 
 
@@ -164,3 +167,82 @@ def test_an_unknown_field_is_refused_naming_the_choices():
     assert str(caught.value) == (
         "--by: unknown field 'nonsense'; choose from popularity, property, task, set-size"
     )
+
+
+# --- namesake evaluate --by, on the bundled sample ----------------------------------------
+
+
+@pytest.fixture(scope="module")
+def sample_run(sample_build, tmp_path_factory):
+    from conftest import SAMPLE_KILT
+
+    out, _ = sample_build
+    dataset = str(out / "dataset")
+    run = tmp_path_factory.mktemp("breakdowns") / "tfidf.jsonl"
+    main(
+        ["retrieve", "--corpus", str(SAMPLE_KILT), "--dataset", dataset, "--config", "human"]
+        + ["--retriever", "tfidf", "--out", str(run)]
+    )
+    return dataset, run
+
+
+def test_evaluate_by_writes_and_prints_the_breakdowns(sample_run, tmp_path, capsys):
+    dataset, run = sample_run
+    out = tmp_path / "report"
+    main(
+        ["evaluate", "--dataset", dataset, "--config", "human", "--predictions", str(run)]
+        + ["--out", str(out), "--by", "popularity", "--by", "property", "popularity"]
+    )
+    printed = capsys.readouterr().out
+    record = json.loads((out / "metrics.json").read_text())
+    assert [b["field"] for b in record["breakdowns"]] == ["popularity", "property"]
+    queries = AmberQueries.load(dataset, "human")
+    edges = record["breakdowns"][0]["edges"]
+    assert edges == pytest.approx(np.quantile(queries.popularity, np.linspace(0, 1, 11)).tolist())
+    edges_line = ", ".join(f"{edge:.2f}" for edge in edges)
+    report = (out / "report.md").read_text()
+    for text in (printed, report):
+        assert f"edges {edges_line}" in text
+        assert "| Popularity | Queries | Sets | Acc@1 | Acc@20 | Confusion |" in text
+        assert "| Property | Queries | Sets |" in text
+    assert "## By popularity" in report and "## By property" in report
+    assert "![popularity curve](popularity_curve.png)" in report
+    for name in ("popularity_curve.csv", "popularity_curve.png", "popularity_curve.svg"):
+        assert (out / name).is_file()
+    assert (
+        printed.rstrip()
+        .splitlines()[-1]
+        .endswith(
+            "popularity_curve.png, popularity_curve.svg, popularity_curve.csv, per_query.parquet"
+        )
+    )
+    groups = record["breakdowns"][1]["groups"]
+    assert sum(group["queries"] for group in groups) == len(queries)
+    assert all(group["figures"] is None and group["note"] for group in groups)  # 8 sets in all
+
+
+def test_evaluate_by_an_unknown_field_exits_1_in_one_line_writing_nothing(sample_run, tmp_path):
+    dataset, run = sample_run
+    out = tmp_path / "report"
+    done = subprocess.run(
+        [sys.executable, "-m", "namesake", "evaluate", "--dataset", dataset, "--config", "human"]
+        + ["--predictions", str(run), "--out", str(out), "--by", "task", "nonsense"],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 1
+    assert done.stderr.splitlines() == [
+        "namesake: error: --by: unknown field 'nonsense'; choose from popularity, property, "
+        "task, set-size"
+    ]
+    assert not out.exists()
+
+
+def test_the_help_of_by_names_every_field():
+    """``--by``'s help is literal (so that ``namesake --help`` imports no numpy): it names
+    every field the library knows."""
+    from namesake.cli import build_parser
+
+    evaluate = build_parser()._subparsers._group_actions[0].choices["evaluate"]
+    (by,) = [action for action in evaluate._actions if action.dest == "by"]
+    assert all(field in by.help for field in BREAKDOWN_FIELDS)
