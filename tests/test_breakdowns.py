@@ -169,6 +169,34 @@ def test_an_unknown_field_is_refused_naming_the_choices():
     )
 
 
+def test_queries_without_popularity_or_property_are_one_line_naming_the_dataset():
+    from namesake.errors import BadInputError
+
+    queries = synthetic_queries(sets=10)
+    rows = queries.rows
+    unknown = pa.array([None] + rows["popularity"].to_pylist()[1:], type=pa.float64())
+    blank = AmberQueries(
+        "synthetic",
+        "human",
+        rows.set_column(rows.column_names.index("popularity"), "popularity", unknown),
+        queries.members,
+    )
+    with pytest.raises(BadInputError) as caught:
+        popularity_deciles(blank)
+    assert str(caught.value) == (
+        f"synthetic: config human: no popularity for 1 of its {len(queries)} queries (e.g. q0), "
+        "which the popularity bins need"
+    )
+    no_property = AmberQueries(
+        "synthetic", "human", rows.drop_columns(["pid", "property"]), queries.members
+    )
+    with pytest.raises(BadInputError) as caught:
+        breakdowns(synthetic_evaluation(no_property), ["task", "property"])
+    assert (
+        str(caught.value) == "synthetic: config human has no column pid, which --by property reads"
+    )
+
+
 # --- namesake evaluate --by, on the bundled sample ----------------------------------------
 
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -76,8 +76,8 @@ def popularity_deciles(queries: AmberQueries) -> np.ndarray:
         raise BadInputError(
             queries.dataset,
             None,
-            f"config {queries.config}: {unknown.size} queries have no popularity (e.g. "
-            f"{queries.ids[unknown[0]]}), which the popularity bins need",
+            f"config {queries.config}: no popularity for {unknown.size} of its {len(queries)} "
+            f"queries (e.g. {queries.ids[unknown[0]]}), which the popularity bins need",
         )
     edges = np.unique(np.quantile(popularity, np.linspace(0, 1, DECILES + 1)))
     return edges if len(edges) > 1 else np.repeat(edges, 2)
@@ -107,16 +107,8 @@ class Group:
     note: str = ""
 
     def record(self) -> dict:
-        return {
-            "label": self.label,
-            "queries": self.queries,
-            "sets": self.sets,
-            "figures": self.figures,
-            "intervals": None
-            if self.intervals is None
-            else {name: list(bounds) for name, bounds in self.intervals.items()},
-            "note": self.note,
-        }
+        """For metrics.json (the intervals' pairs become lists)."""
+        return asdict(self)
 
     def cells(self, measures: Sequence[str]) -> list[str]:
         """The group's figures as the report prints them, ``–`` where it has none."""
@@ -201,32 +193,47 @@ def breakdowns(
     measures = headline_measures(scores.k_values)
     groupings = [_grouping(queries, name) for name in fields]
     parts = [_group_sums(scores, grouping, measures) for grouping in groupings]
-    sums = SetSums(
-        [f"{number}:{name}" for number, (part, _) in enumerate(parts) for name in part.names],
-        np.hstack([part.numerators for part, _ in parts]),
-        np.hstack([part.denominators for part, _ in parts]),
-        {},
-    )
+    sums = _side_by_side([part for part, _ in parts])
     figures = sums.figures()
     intervals = bootstrap_intervals(sums, settings.bootstrap_resamples, seed=settings.seed)
-    found = []
-    for number, (name, grouping, (_, counts)) in enumerate(
-        zip(fields, groupings, parts, strict=True)
-    ):
-        groups = []
-        for index, label in enumerate(grouping.labels):
-            keys = {measure: f"{number}:{index}:{measure}" for measure in measures}
-            sets = int((counts[:, index] > 0).sum())
-            group = Group(label, int(counts[:, index].sum()), sets, None, None)
-            if sets < min_sets:
-                group.note = f"{sets} set{'' if sets == 1 else 's'}: too few for a figure"
-            else:
-                group.figures = {measure: figures[key] for measure, key in keys.items()}
-                group.intervals = {measure: intervals[key] for measure, key in keys.items()}
-            groups.append(group)
-        edges = None if grouping.edges is None else grouping.edges.tolist()
-        found.append(Breakdown(name, measures, groups, edges, grouping.about))
-    return found
+
+    def group(number: int, index: int, label: str, counts: np.ndarray) -> Group:
+        keys = {measure: f"{number}:{index}:{measure}" for measure in measures}
+        sets = int((counts > 0).sum())
+        if sets < min_sets:
+            note = f"{sets} set{'' if sets == 1 else 's'}: too few for a figure"
+            return Group(label, int(counts.sum()), sets, None, None, note)
+        return Group(
+            label,
+            int(counts.sum()),
+            sets,
+            {measure: figures[key] for measure, key in keys.items()},
+            {measure: intervals[key] for measure, key in keys.items()},
+        )
+
+    return [
+        Breakdown(
+            name,
+            measures,
+            [group(number, i, label, counts[:, i]) for i, label in enumerate(grouping.labels)],
+            None if grouping.edges is None else grouping.edges.tolist(),
+            grouping.about,
+        )
+        for number, (name, grouping, (_, counts)) in enumerate(
+            zip(fields, groupings, parts, strict=True)
+        )
+    ]
+
+
+def _side_by_side(parts: Sequence[SetSums]) -> SetSums:
+    """The columns of every field's sums in one `SetSums`, each name prefixed with its
+    field's position, that one bootstrap resamples them together."""
+    return SetSums(
+        [f"{number}:{name}" for number, part in enumerate(parts) for name in part.names],
+        np.hstack([part.numerators for part in parts]),
+        np.hstack([part.denominators for part in parts]),
+        {},
+    )
 
 
 def _statistics_of(evaluation: Evaluation) -> StatisticsSettings:
@@ -301,7 +308,7 @@ def _popularity_grouping(queries: AmberQueries) -> _Grouping:
 def _set_size_grouping(queries: AmberQueries) -> _Grouping:
     """Groups by the number of entities in the query's AmbER set (SET_SIZE_BINS that hold a
     query)."""
-    sizes_of = Counter(queries._members("set sizes")["name"].to_pylist())
+    sizes_of = Counter(queries.members["name"].to_pylist())  # scoring needed the members
     sizes = np.array([sizes_of[name] for name in queries.rows["name"].to_pylist()])
     bin_of = np.array([_set_size_bin(size) for size in range(int(sizes.max()) + 1)])
     used = np.unique(bin_of[sizes])
