@@ -7,8 +7,9 @@ test's temporary folder) and timings are replaced by placeholders before the com
 the one allowance is for floating point: a number with a decimal point may differ from the
 committed one by one part in 10^6, since the dense encoder's int8 arithmetic and BLAS sums
 can round differently on another CPU. Everything else (every word, every integer, the order
-of every ranking and line) must be the same. popularity_gap.png is not compared (matplotlib's
-rendering is not part of namesake's output); its presence is.
+of every ranking and line) must be the same. popularity_gap.png and the popularity curve's
+PNG and SVG are not compared (matplotlib's rendering is not part of namesake's output); their
+presence is, and the curve's CSV is compared.
 
 Where an output changes on purpose, regenerate the copies with
 ``NAMESAKE_UPDATE_GOLDEN=1 pytest tests/test_golden_outputs.py`` and say why in the commit.
@@ -88,7 +89,9 @@ def _files(folder: Path) -> dict[str, str]:
             else path.read_text(encoding="utf-8")
         )
         for path in sorted(folder.rglob("*"))
-        if path.is_file() and path.suffix != ".png" and not path.name.startswith(".namesake")
+        if path.is_file()
+        and path.suffix not in (".png", ".svg")
+        and not path.name.startswith(".namesake")
     }
 
 
@@ -107,7 +110,9 @@ def test_golden_outputs(sample_build, tmp_path, capsys):
     )
     for name, text in _files(work / "mitigations").items():
         texts[f"compare/{name}"] = text
-    assert (work / "mitigations" / "reports" / "bm25-human_qa" / "popularity_gap.png").is_file()
+    drawn = ("popularity_gap.png", "popularity_curve.png", "popularity_curve.svg")
+    for name in drawn:
+        assert (work / "mitigations" / "reports" / "bm25-human_qa" / name).is_file()
     predictions = work / "mitigations" / "predictions"
     for stem, kind in (
         ("bm25-human_qa", "bm25"),

@@ -54,11 +54,22 @@ def _add_evaluate(parser: argparse.ArgumentParser) -> None:
         "entity, its popularity rank in its set, the namesake it was confused with), or "
         "per_query.txt in trec_eval -q's lines",
     )
+    parser.add_argument(
+        "--by",
+        action="extend",
+        nargs="+",
+        default=[],
+        metavar="FIELD",
+        help="break the headline measures down by popularity (deciles of log10 page views), "
+        "property, task or set-size, each group's figure with its 95%% interval, in the "
+        "report and printed (several allowed)",
+    )
     parser.set_defaults(run=_evaluate)
 
 
 def _evaluate(args) -> None:
     from namesake import AmberQueries, Run, score
+    from namesake.amber.evaluation.breakdowns import check_fields
     from namesake.amber.evaluation.paper import paper_line
     from namesake.amber.evaluation.report import (
         IR_LINE,
@@ -67,16 +78,24 @@ def _evaluate(args) -> None:
         write_report,
     )
 
+    check_fields(args.by)  # before any work: a mistyped field writes nothing
     options = scoring_options(args)
     queries = AmberQueries.load(args.dataset, args.config)
     run = Run.read(args.predictions, args.format)
     run.provenance["retriever"] = args.retriever  # the kind whose paper figures go beside
     evaluation = score(run, queries, options)
-    write_report(args.out, evaluation, list(options.k_values), args.per_query_format)
+    found = write_report(
+        args.out, evaluation, list(options.k_values), args.per_query_format, args.by
+    )
     metrics = evaluation.metrics
     print(evaluation.to_markdown(label={"Config": args.config}))
     print(paper_line(args.retriever))
     print(f"{intervals_line(metrics)} {IR_LINE}")
     print("\n".join(coverage_lines(metrics["coverage"], args.config)))
+    for breakdown in found:
+        print(f"\n{breakdown.to_markdown()}\n")
     per_query = "per_query.txt" if args.per_query_format == "trec" else "per_query.parquet"
-    print(f"Report: {args.out}/report.md, metrics.json, popularity_gap.png, {per_query}")
+    print(
+        f"Report: {args.out}/report.md, metrics.json, popularity_gap.png, "
+        f"popularity_curve.png, popularity_curve.svg, popularity_curve.csv, {per_query}"
+    )

@@ -34,6 +34,14 @@ IR_MEASURES = {
     "recall@20": "R@20",
     "recall@100": "R@100",
 }
+#: our name -> its column header in the reports' tables
+IR_HEADERS = {
+    "ndcg@10": "nDCG@10",
+    "mrr@10": "MRR@10",
+    "r-precision": "R-prec",
+    "recall@20": "R@20",
+    "recall@100": "R@100",
+}
 NONE_ID = "None"  # the placeholder id the AmbER authors' script drops
 #: the rank of a page that is not retrieved: after every retrieved one
 NOT_RETRIEVED = np.iinfo(np.int64).max

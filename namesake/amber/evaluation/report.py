@@ -1,6 +1,7 @@
 """The one formatter of AmbER evaluations: the results table (the paper's Tables 5/6 layout,
-its figure beside each of ours), and the report files metrics.json, report.md and
-popularity_gap.png (its Figure 4).
+its figure beside each of ours), and the report files metrics.json, report.md,
+popularity_gap.png (its Figure 4) and the popularity curve (`popularity_curve`), with the
+breakdowns by popularity, property, task or set size asked for (`breakdowns`).
 
 Nothing here scores or looks anything up: `namesake.amber.evaluation.evaluate` returns the
 data (an `Evaluation`, with the paper's side as a `PaperRow`), and these functions print it."""
@@ -10,6 +11,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -19,7 +21,11 @@ import matplotlib
 matplotlib.use("Agg")  # files only; no display needed
 import matplotlib.pyplot as plt  # noqa: E402
 
+from namesake.amber.evaluation.breakdowns import Breakdown, breakdowns  # noqa: E402
+from namesake.amber.evaluation.ir_metrics import IR_HEADERS  # noqa: E402
 from namesake.amber.evaluation.paper import PaperRow, paper_kind, paper_line  # noqa: E402
+from namesake.amber.evaluation.popularity_curve import write_popularity_curve  # noqa: E402
+from namesake.amber.evaluation.statistics import figure_cell as _cell  # noqa: E402
 from namesake.markdown import markdown_table  # noqa: E402
 from namesake.outputs import atomic_directory  # noqa: E402
 
@@ -27,27 +33,8 @@ if TYPE_CHECKING:
     from namesake.amber.evaluation.scoring import Evaluation, GapBin
 
 
-def _cell(value: float, interval=None) -> str:
-    """A figure to one decimal, with its 95% interval when there is one: ``44.4 [33.3, 55.6]``."""
-    if value is None or math.isnan(value):
-        return "–"
-    if interval is None or any(bound is None or math.isnan(bound) for bound in interval):
-        return f"{value:.1f}"
-    return f"{value:.1f} [{interval[0]:.1f}, {interval[1]:.1f}]"
-
-
 def _figure(metrics: dict, key: str) -> str:
     return _cell(metrics[key], metrics.get("intervals", {}).get(key))
-
-
-#: the standard IR measures' column headers (`namesake.amber.evaluation.ir_metrics`)
-IR_HEADERS = {
-    "ndcg@10": "nDCG@10",
-    "mrr@10": "MRR@10",
-    "r-precision": "R-prec",
-    "recall@20": "R@20",
-    "recall@100": "R@100",
-}
 
 
 def _columns(k_values: list[int], metrics: dict | None = None) -> list[tuple[str, str]]:
@@ -194,9 +181,9 @@ def plot_popularity_gap(bins: list[GapBin], overall_gap: float, path: Path, titl
     plt.close(figure)
 
 
-def report_record(evaluation: Evaluation) -> dict:
-    """metrics.json: what was scored, the metrics, the paper's figures beside them and the
-    popularity-gap bins."""
+def report_record(evaluation: Evaluation, breakdowns: Sequence[Breakdown] = ()) -> dict:
+    """metrics.json: what was scored, the metrics, the paper's figures beside them, the
+    popularity-gap bins and the breakdowns asked for (their bin edges included)."""
     metrics = evaluation.metrics
     return {
         **evaluation.about,
@@ -213,12 +200,19 @@ def report_record(evaluation: Evaluation) -> dict:
             for b in evaluation.bins
         ],
         "overall_head_tail_gap@1": _overall_gap(metrics),
+        "breakdowns": [breakdown.record() for breakdown in breakdowns],
     }
 
 
-def report_markdown(evaluation: Evaluation, k_values: list[int], title: str) -> str:
+def report_markdown(
+    evaluation: Evaluation,
+    k_values: list[int],
+    title: str,
+    breakdowns: Sequence[Breakdown] = (),
+) -> str:
     """report.md: the results table with the paper beside it (Tables 5, 6, 9), the coverage,
-    what the intervals are, and the popularity-gap table (Figure 4)."""
+    what the intervals are, the popularity-gap table (Figure 4), the popularity curve and a
+    section per breakdown."""
     metrics, about = evaluation.metrics, evaluation.about
     lines = coverage_lines(metrics["coverage"], about["config"]) if "coverage" in metrics else []
     coverage = "".join(f"- {line}\n" for line in lines) + ("\n" if lines else "")
@@ -241,7 +235,24 @@ def report_markdown(evaluation: Evaluation, k_values: list[int], title: str) -> 
         f"{table}\n\n{intervals_line(metrics)} {IR_LINE}\n\n"
         f"## Popularity gap (Figure 4)\n\n{gap_table}\n\n"
         f"Whole collection: head − tail accuracy@1 = {overall} points.\n\n"
-        "![popularity gap](popularity_gap.png)\n"
+        "![popularity gap](popularity_gap.png)\n\n"
+        f"{CURVE_SECTION}{_breakdown_sections(breakdowns)}"
+    )
+
+
+CURVE_SECTION = (
+    "## Popularity curve\n\n"
+    "Accuracy@1 and entity confusion by popularity decile of the queries, 95% intervals "
+    "shaded; a decile from too few sets is a gap (figures: popularity_curve.csv).\n\n"
+    "![popularity curve](popularity_curve.png)\n"
+)
+
+
+def _breakdown_sections(breakdowns: Sequence[Breakdown]) -> str:
+    """A section of report.md per breakdown: what its groups are (the decile edges) and its
+    table, the intervals those of the report."""
+    return "".join(
+        f"\n## By {breakdown.field}\n\n{breakdown.to_markdown()}\n" for breakdown in breakdowns
     )
 
 
@@ -250,30 +261,44 @@ def _overall_gap(metrics: dict) -> float:
 
 
 def write_report(
-    out: str | os.PathLike, evaluation: Evaluation, k_values: list[int], per_query: str = "parquet"
-) -> None:
-    """Writes metrics.json, report.md, popularity_gap.png and the per-query results
+    out: str | os.PathLike,
+    evaluation: Evaluation,
+    k_values: list[int],
+    per_query: str = "parquet",
+    by: Sequence[str] = (),
+) -> list[Breakdown]:
+    """Writes metrics.json, report.md, popularity_gap.png, the popularity curve
+    (popularity_curve.csv, .png, .svg: `write_popularity_curve`) and the per-query results
     (`Evaluation.per_query_table`) into ``out``, replacing it atomically: per_query.parquet,
-    or with ``per_query="trec"`` per_query.txt in the lines of ``trec_eval -q``."""
-    import pyarrow.parquet as pq
-
+    or with ``per_query="trec"`` per_query.txt in the lines of ``trec_eval -q``. With ``by``
+    (BREAKDOWN_FIELDS), metrics.json and report.md hold the breakdowns by those fields, which
+    it returns; an unknown field is refused before anything is written."""
+    found = breakdowns(evaluation, by) if by else []
     about = evaluation.about
     title = f"{Path(about['predictions']).stem} on {about['config']}"
     with atomic_directory(out, writer="evaluate") as staging:
         (staging / "metrics.json").write_text(
-            json.dumps(report_record(evaluation), indent=2, allow_nan=True) + "\n",
+            json.dumps(report_record(evaluation, found), indent=2, allow_nan=True) + "\n",
             encoding="utf-8",
         )
         (staging / "report.md").write_text(
-            report_markdown(evaluation, k_values, title), encoding="utf-8"
+            report_markdown(evaluation, k_values, title, found), encoding="utf-8"
         )
         plot_popularity_gap(
             evaluation.bins, _overall_gap(evaluation.metrics), staging / "popularity_gap.png", title
         )
-        if per_query == "trec":
-            (staging / "per_query.txt").write_text(per_query_lines(evaluation), encoding="utf-8")
-        else:
-            pq.write_table(evaluation.per_query_table(), staging / "per_query.parquet")
+        write_popularity_curve([evaluation], staging)
+        _write_per_query(evaluation, staging, per_query)
+    return found
+
+
+def _write_per_query(evaluation: Evaluation, folder: Path, per_query: str) -> None:
+    import pyarrow.parquet as pq
+
+    if per_query == "trec":
+        (folder / "per_query.txt").write_text(per_query_lines(evaluation), encoding="utf-8")
+    else:
+        pq.write_table(evaluation.per_query_table(), folder / "per_query.parquet")
 
 
 def per_query_lines(evaluation: Evaluation) -> str:

@@ -92,6 +92,16 @@ def bootstrap_intervals(
     return intervals
 
 
+def figure_cell(value: float | None, interval=None) -> str:
+    """A figure to one decimal, with its 95% interval when there is one: ``44.4 [33.3, 55.6]``;
+    how every table of the reports prints a figure, ``–`` for none."""
+    if value is None or math.isnan(value):
+        return "–"
+    if interval is None or any(bound is None or math.isnan(bound) for bound in interval):
+        return f"{value:.1f}"
+    return f"{value:.1f} [{interval[0]:.1f}, {interval[1]:.1f}]"
+
+
 def difference(a: SetSums, b: SetSums) -> SetSums:
     """The sums whose figures are b's minus a's, on the same queries: what a bootstrap of the
     difference between two runs resamples (both runs take the same sets in a resample)."""
