@@ -1,8 +1,8 @@
 """`namesake leaderboard` and `namesake.amber.evaluation.leaderboard`: ranks and their bootstrap
 intervals, every pair tested with Holm over pairs x measures (checked against the paired test
 and `holm` called pair by pair), the top group, the three files agreeing with each other, the
-command end to end on the bundled sample, and every bad input refused in one line before
-anything is written."""
+command end to end on the bundled sample, every bad input refused in one line before anything
+is written, and `amber compare`'s table against the baseline made by the leaderboard."""
 
 from __future__ import annotations
 
@@ -351,3 +351,22 @@ def test_the_installed_command_exits_1_with_one_line(sample_runs, tmp_path):
         f"namesake: error: a leaderboard needs at least two runs, got 1: {runs[0]}"
     ]
     assert not (tmp_path / "never").exists()
+
+
+def test_amber_compare_s_table_against_the_baseline_is_the_leaderboard_s(sample_runs):
+    from namesake import AmberQueries, Run, score
+    from namesake.amber.evaluation.compare import against_baseline
+    from namesake.amber.evaluation.leaderboard import baseline_table
+
+    dataset, _, runs = sample_runs
+    queries = AmberQueries.load(dataset, "human_qa")
+    evaluations = [score(Run.read(path), queries) for path in runs]
+    table = against_baseline({"human_qa": evaluations}, StatisticsSettings(), baseline="bm25")
+    board = leaderboard(evaluations, StatisticsSettings(), baseline="bm25")
+    assert table == board.against_baseline() == baseline_table([board])
+    rows = [line for line in table.splitlines() if line.startswith("| ") and "---" not in line]
+    assert [row.split(" | ")[:2] for row in rows[1:]] == [["| tfidf", "bm25"], ["| set", "bm25"]]
+    assert "Holm's correction over every pair of systems x the 4 measures (12 tests" in table
+    # no BM25 among them: the first is the baseline
+    first = against_baseline({"human_qa": evaluations[::2]}, StatisticsSettings())
+    assert [line.split(" | ")[:2] for line in first.splitlines()[2:3]] == [["| set", "tfidf"]]
