@@ -13,6 +13,7 @@ from namesake.commands import (
     evaluate,
     fuse,
     index,
+    leaderboard,
     paper,
     retrieve,
     wes,
@@ -43,6 +44,7 @@ def build_parser() -> argparse.ArgumentParser:
     retrieve.register(groups)
     evaluate.register(groups)
     compare_runs.register(groups)
+    leaderboard.register(groups)
     fuse.register(groups)
     ecqg.register(groups)
     wes.register(groups)

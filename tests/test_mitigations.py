@@ -109,7 +109,7 @@ def test_compare_tests_every_system_against_bm25(mitigated):
     body = rows[1:]
     assert len(body) == 5 * 3  # five systems besides BM25, three configs
     assert all(row.split("|")[2].strip() == "bm25" for row in body)
-    assert all(" of 28 |" in row for row in body)
+    assert all(row.endswith(" of 4 |") for row in body)  # the headline measures
 
 
 def test_fusion_then_rerank_is_the_fused_run_reranked(mitigated):

@@ -10,7 +10,7 @@ The command is the stages over objects: each config's queries loaded once (`Ambe
 each retriever's `Run` made in memory (`retrieve`), scored there (`score`) and written beside
 its report; the mitigations fuse those runs (`fuse`) and rerank them all after one pass over
 the corpus for every run and config (`read_pages`, `rerank`); the table against the baseline
-compares the evaluations already made (`compare_pair`), re-reading and re-scoring nothing.
+compares the evaluations already made (`leaderboard`), re-reading and re-scoring nothing.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from typing import NamedTuple
 
 from namesake.amber.build.instances import TASKS
 from namesake.amber.build.reference import COLLECTION_NAMES, COLLECTIONS
+from namesake.amber.evaluation.leaderboard import baseline_table, leaderboard
 from namesake.amber.evaluation.paper import paper_kind, paper_line
 from namesake.amber.evaluation.queries import AmberQueries
 from namesake.amber.evaluation.report import (
@@ -35,7 +36,6 @@ from namesake.amber.evaluation.report import (
 from namesake.amber.evaluation.retrieve import open_retriever, retrieve, retriever_class
 from namesake.amber.evaluation.scoring import Evaluation, ScoringOptions, score
 from namesake.errors import NamesakeError
-from namesake.markdown import markdown_table
 from namesake.outputs import atomic_file
 from namesake.retrieval.storage import check_new_index
 from namesake.runs import Run
@@ -260,51 +260,21 @@ def mitigations(
     return [(config, stage) for config, stages in made.items() for stage in stages]
 
 
-#: the measures of the table against the baseline: (header, figure)
-AGAINST = (
-    ("All@1", "accuracy@1"),
-    ("Head − tail@1", "head_tail_gap@1"),
-    ("Confusion", "entity_confusion"),
-    ("nDCG@10", "ndcg@10"),
-)
-
-
 def against_baseline(
     evaluations: dict[str, list[Evaluation]], statistics, baseline: str = "bm25"
 ) -> str:
-    """Markdown: every system against the baseline run (BM25, else the first) on each config,
-    by `compare-runs`' paired test over AmbER sets (`compare_pair`, on the evaluations
-    already made): the difference with its 95% interval and the Holm-adjusted p-value of a
-    few headline measures, and how many of all the measures differ significantly."""
-    from namesake.amber.evaluation.compare_runs import compare_pair
-
-    headers = [f"Δ {header} [95% CI] (p Holm)" for header, _ in AGAINST]
-    lines = []  # one list of cells per system and config
-    for config, scored in evaluations.items():
-        names = {evaluation.name: evaluation for evaluation in scored}
-        base = baseline if baseline in names else scored[0].name
-        for evaluation in scored:
-            if evaluation.name == base:
-                continue
-            comparison = compare_pair(names[base], evaluation, statistics)
-            verdicts = {verdict.measure: verdict for verdict in comparison.verdicts}
-            cells = []
-            for _, figure in AGAINST:
-                verdict = verdicts[figure]
-                low, high = verdict.interval
-                mark = "*" if verdict.significant else ""
-                cells.append(
-                    f"{verdict.difference:+.1f}{mark} [{low:+.1f}, {high:+.1f}] "
-                    f"({verdict.p_holm:.3f})"
-                )
-            significant = [v for v in comparison.verdicts if v.significant]
-            tested = sum(v.p_holm == v.p_holm for v in comparison.verdicts)  # not NaN
-            lines.append([evaluation.name, base, config, *cells, f"{len(significant)} of {tested}"])
-    header = ["System", "Baseline", "Config", *headers, "Significant (of all)"]
-    return (
-        markdown_table(header, lines, "lll" + "r" * len(headers) + "l")
-        + "\n\n* : significant at 0.05 after Holm's correction over all the measures of the "
-        "comparison (paired randomization test flipping whole AmbER sets, `namesake "
-        "compare-runs`). With few sets nothing can be significant: the intervals say how "
-        "little a small sample shows."
-    )
+    """Markdown: every system against the baseline run (BM25, else the first) on each config
+    with more than one, through the leaderboard of the config's systems (`leaderboard`, on
+    the evaluations already made): the difference with its 95% interval and the
+    Holm-adjusted p-value (over every pair of systems x headline measure) of each headline
+    measure, and how many of them differ significantly."""
+    boards = [
+        leaderboard(
+            scored,
+            statistics,
+            baseline if baseline in {e.name for e in scored} else scored[0].name,
+        )
+        for scored in evaluations.values()
+        if len(scored) > 1
+    ]
+    return baseline_table(boards)

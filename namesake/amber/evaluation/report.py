@@ -25,7 +25,7 @@ from namesake.amber.evaluation.breakdowns import Breakdown, breakdowns  # noqa: 
 from namesake.amber.evaluation.ir_metrics import IR_HEADERS  # noqa: E402
 from namesake.amber.evaluation.paper import PaperRow, paper_kind, paper_line  # noqa: E402
 from namesake.amber.evaluation.popularity_curve import write_popularity_curve  # noqa: E402
-from namesake.amber.evaluation.statistics import figure_cell as _cell  # noqa: E402
+from namesake.amber.evaluation.statistics import figure_cell  # noqa: E402
 from namesake.markdown import markdown_table  # noqa: E402
 from namesake.outputs import atomic_directory  # noqa: E402
 
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
 
 def _figure(metrics: dict, key: str) -> str:
-    return _cell(metrics[key], metrics.get("intervals", {}).get(key))
+    return figure_cell(metrics[key], metrics.get("intervals", {}).get(key))
 
 
 def _columns(k_values: list[int], metrics: dict | None = None) -> list[tuple[str, str]]:
@@ -220,12 +220,20 @@ def report_markdown(
     gap_table = markdown_table(
         ["Popularity gap", "Pairs", "Head acc@1", "Tail acc@1", "Head − tail"],
         (
-            [b.label, str(b.pairs), _cell(b.head_accuracy), _cell(b.tail_accuracy), _cell(b.gap)]
+            [
+                b.label,
+                str(b.pairs),
+                figure_cell(b.head_accuracy),
+                figure_cell(b.tail_accuracy),
+                figure_cell(b.gap),
+            ]
             for b in evaluation.bins
         ),
     )
     kind = paper_kind(about.get("retriever"), about.get("candidates", "all"))
-    overall = _cell(_overall_gap(metrics), metrics.get("intervals", {}).get("head_tail_gap@1"))
+    overall = figure_cell(
+        _overall_gap(metrics), metrics.get("intervals", {}).get("head_tail_gap@1")
+    )
     return (
         f"# AmbER evaluation: {title}\n\n"
         f"{metrics['num_queries']} queries in {metrics['num_sets']} sets. Accuracy@k: a gold "

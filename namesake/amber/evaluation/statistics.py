@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,13 +66,10 @@ def bootstrap_intervals(
     """Figure -> (low, high): the percentile bootstrap interval, sets drawn with replacement
     ``resamples`` times. A figure undefined on a resample (no tail query drawn) is left out of
     that resample; a figure undefined on the data itself gets (NaN, NaN)."""
-    rng = np.random.default_rng(seed)
-    sets = len(sums.numerators)
     gap_matrix = sums.gap_matrix()
     draws = []
-    for start in range(0, resamples, _BATCH):
-        size = min(_BATCH, resamples - start)
-        weights = rng.multinomial(sets, np.full(sets, 1.0 / sets), size=size).astype(float)
+    for weights in resampled_sets(len(sums.numerators), resamples, seed):
+        size = len(weights)
         with np.errstate(invalid="ignore", divide="ignore"):
             ratios = (weights @ sums.numerators) / (weights @ sums.denominators)
         gaps = ratios @ gap_matrix if gap_matrix.size else np.zeros((size, 0))
@@ -100,6 +97,17 @@ def figure_cell(value: float | None, interval=None) -> str:
     if interval is None or any(bound is None or math.isnan(bound) for bound in interval):
         return f"{value:.1f}"
     return f"{value:.1f} [{interval[0]:.1f}, {interval[1]:.1f}]"
+
+
+def resampled_sets(sets: int, resamples: int, seed: int = 0) -> Iterator[np.ndarray]:
+    """The bootstrap's resamples of ``sets`` sets, in batches: (batch x sets) matrices of how
+    many times each set is drawn. One seed gives the same resamples to every caller, so that
+    the figures of several runs (a leaderboard's ranks) are resampled together, as
+    `bootstrap_intervals` resamples each of them."""
+    rng = np.random.default_rng(seed)
+    for start in range(0, resamples, _BATCH):
+        size = min(_BATCH, resamples - start)
+        yield rng.multinomial(sets, np.full(sets, 1.0 / sets), size=size).astype(float)
 
 
 def difference(a: SetSums, b: SetSums) -> SetSums:
