@@ -23,12 +23,12 @@ from conftest import SAMPLE_KILT
 from namesake.amber.evaluation.ir_metrics import IR_MEASURES
 from namesake.amber.evaluation.leaderboard import HEADLINE, _ranks, leaderboard
 from namesake.amber.evaluation.query_scores import QueryScores, set_sums
-from namesake.amber.evaluation.statistics import figure_cell
 from namesake.amber.evaluation.scoring import Evaluation
 from namesake.amber.evaluation.statistics import (
     StatisticsSettings,
     bootstrap_intervals,
     difference,
+    figure_cell,
     holm,
     paired_randomization_test,
 )
