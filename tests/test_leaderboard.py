@@ -17,6 +17,7 @@ from collections import Counter
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 from conftest import SAMPLE_KILT
 
@@ -284,7 +285,11 @@ def test_the_command_ranks_the_sample_s_runs_and_writes_three_files(
     assert table in printed and "Top group: " in printed
     assert "| System | Baseline | Config |" in printed and "## Against bm25" in markdown
     assert (out / "leaderboard.csv").read_text().count("\n") == 4
-    assert printed.rstrip().endswith("leaderboard.md, leaderboard.csv and leaderboard.json")
+    assert printed.rstrip().endswith("popularity_curve.png, .svg, .csv")
+    curve = pd.read_csv(out / "popularity_curve.csv")
+    assert sorted(set(curve["system"])) == sorted(path.stem for path in runs)
+    assert (out / "popularity_curve.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (out / "popularity_curve.svg").stat().st_size > 0
 
 
 def _refused(argv: list[str]) -> str:

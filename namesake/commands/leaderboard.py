@@ -79,4 +79,7 @@ def run(args: argparse.Namespace) -> None:
         print(f"\n{board.against_baseline()}")
     if args.out:
         write_leaderboard(args.out, board, evaluations)
-        print(f"Wrote {args.out}/leaderboard.md, leaderboard.csv and leaderboard.json")
+        print(
+            f"Wrote {args.out}/leaderboard.md, leaderboard.csv, leaderboard.json and the "
+            "popularity curve of every run: popularity_curve.png, .svg, .csv"
+        )

@@ -32,6 +32,7 @@ from pathlib import Path
 
 import numpy as np
 
+from namesake.amber.evaluation.popularity_curve import write_popularity_curve
 from namesake.amber.evaluation.query_scores import SetSums
 from namesake.amber.evaluation.scoring import Coverage, Evaluation
 from namesake.amber.evaluation.statistics import (
@@ -588,20 +589,13 @@ def write_leaderboard(
     evaluations: Sequence[Evaluation] | None = None,
 ) -> None:
     """Writes leaderboard.md, leaderboard.csv and leaderboard.json into ``out``, replacing it
-    atomically, and the popularity curve of the ``evaluations`` (the board's systems)."""
+    atomically, and the popularity curve of the ``evaluations`` (the board's systems):
+    popularity_curve.png, .svg and the .csv they are drawn from."""
     with atomic_directory(out, writer="leaderboard") as staging:
         (staging / "leaderboard.md").write_text(board.markdown(), encoding="utf-8")
         (staging / "leaderboard.csv").write_text(board.to_csv(), encoding="utf-8")
         (staging / "leaderboard.json").write_text(
             json.dumps(board.record(), indent=2, allow_nan=True) + "\n", encoding="utf-8"
         )
-        _write_curve(evaluations or [], staging, board.statistics)
-
-
-def _write_curve(
-    evaluations: Sequence[Evaluation], folder: Path, statistics: StatisticsSettings
-) -> list[Path]:
-    """The popularity curve of every system, beside the tables; the files written."""
-    # TODO(lead): return write_popularity_curve(evaluations, folder, statistics) from
-    # namesake.amber.evaluation.popularity_curve, once merged; until then nothing is written.
-    return []
+        if evaluations:
+            write_popularity_curve(evaluations, staging, board.statistics)
