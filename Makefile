@@ -73,6 +73,18 @@ demo:
 		--dataset $(DEMO_OUT)/amber --out $(DEMO_OUT)/mitigations --index-dir $(DEMO_OUT)/indexes \
 		--collections human --tasks qa --retriever bm25 --dense-run bge-small=bundled:bge-small \
 		--rerank --rerank-depth 10 --fuse rrf
+	# How much does each system favour popular namesakes? The demo's systems ranked on AmbER-H QA
+	# (rank intervals, every pair tested, the top group), each with its within-set popularity
+	# effect, and their popularity curve (leaderboard/popularity_curve.png), which the Space shows.
+	$(BIN)/namesake leaderboard $(DEMO_OUT)/mitigations/predictions/bm25-human_qa.jsonl \
+		$(DEMO_OUT)/retrieval/predictions/dense-human_qa.jsonl \
+		$(DEMO_OUT)/mitigations/predictions/dense-bge-small-human_qa.jsonl \
+		$(DEMO_OUT)/mitigations/predictions/fused-rrf-human_qa.jsonl \
+		$(DEMO_OUT)/mitigations/predictions/bm25+rerank-human_qa.jsonl \
+		$(DEMO_OUT)/mitigations/predictions/dense-bge-small+rerank-human_qa.jsonl \
+		$(DEMO_OUT)/mitigations/predictions/fused-rrf+rerank-human_qa.jsonl \
+		--names BM25 dense bge-small fused-rrf BM25+rerank bge-small+rerank fused-rrf+rerank \
+		--baseline BM25 --dataset $(DEMO_OUT)/amber --config human_qa --out $(DEMO_OUT)/leaderboard
 	# Is dense better than BM25 on AmbER-H QA? Every measure, paired over AmbER sets, Holm-corrected.
 	$(BIN)/namesake compare-runs $(DEMO_OUT)/retrieval/predictions/bm25-human_qa.jsonl \
 		$(DEMO_OUT)/retrieval/predictions/dense-human_qa.jsonl --names BM25 dense \

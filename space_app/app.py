@@ -1,9 +1,10 @@
 """namesake's Space: watch retrievers confuse entities that share a name.
 
-Four tabs: ambiguous search (BM25 and dense side by side, each hit judged gold / confused /
+Five tabs: ambiguous search (BM25 and dense side by side, each hit judged gold / confused /
 unrelated), an AmbER set browser (each query's gold-page rank per retriever), where the
-passage encoder looks (CLS attention heatmap with entities ranked), and answer scoring with
-the WES metric next to exact match and F1.
+passage encoder looks (CLS attention heatmap with entities ranked), answer scoring with
+the WES metric next to exact match and F1, and the leaderboard of ``make demo``'s systems
+with their popularity curve.
 
 Locally, after ``make demo``::
 
@@ -237,6 +238,22 @@ def build_demo(explorer: Explorer | None, problem: str | None = None) -> gr.Bloc
             score = gr.Button("Score", variant="primary", elem_id="score")
             answer_notice = gr.HTML(elem_id="answer-notice")
             answer = gr.HTML(elem_id="answer")
+
+        with gr.Tab("Leaderboard", id="leaderboard-tab"):
+            board, curve, board_problem = "", None, ""
+            try:
+                board, curve = require().leaderboard()
+            except NamesakeError as error:
+                board_problem = formatting.message(str(error), "error")
+            gr.HTML(board_problem, elem_id="leaderboard-notice")
+            gr.Image(
+                curve,
+                label="Accuracy@1 and entity confusion by popularity decile",
+                interactive=False,
+                visible=curve is not None,
+                elem_id="popularity-curve",
+            )
+            gr.Markdown(board, elem_id="leaderboard")
 
         # --- events ----------------------------------------------------------------------
         example.input(lambda text: text, example, query)

@@ -267,3 +267,24 @@ def test_bad_answers_get_a_message(explorer, references, candidate, message):
 def test_a_huge_question_gets_a_message(explorer):
     with pytest.raises(SpaceInputError, match="That question is 1,001 characters"):
         explorer.score_answer("New York City", "NYC", "q" * 1001)
+
+
+# --- the leaderboard ------------------------------------------------------------------------
+
+
+def test_without_a_leaderboard_the_tab_says_how_to_make_one(explorer):
+    assert explorer.artifacts.leaderboard is None  # the folder holds the AmbER build only
+    with pytest.raises(SpaceInputError, match=r"No leaderboard in .*leaderboard: `make demo`"):
+        explorer.leaderboard()
+
+
+def test_the_leaderboard_tab_shows_the_files_namesake_leaderboard_wrote(explorer, tmp_path):
+    from dataclasses import replace
+
+    (tmp_path / "leaderboard.md").write_text("# Leaderboard on human_qa\n\n| Rank |\n")
+    (tmp_path / "popularity_curve.png").write_bytes(b"\x89PNG\r\n\x1a\n")
+    shown = Explorer(replace(explorer.artifacts, leaderboard=tmp_path))
+    board, curve = shown.leaderboard()
+    assert board.startswith("# Leaderboard on human_qa") and curve == str(
+        tmp_path / "popularity_curve.png"
+    )

@@ -13,6 +13,9 @@ The artifacts folder (``demo_output/`` after ``make demo``) holds:
   namesake-wes-scorer-v4.
 - ``ecqg/mixed_dpr/passage_encoder/`` (optional, ``make ecqg-demo``): the passage encoder
   whose attention is shown; without it, the dense retriever's model.
+- ``leaderboard/`` (optional, ``make demo``'s ``namesake leaderboard --out``): the demo's
+  systems ranked on AmbER-H QA, ``leaderboard.md`` and the popularity curve
+  ``popularity_curve.png``, which the leaderboard tab shows as they are.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ INDEX_DIR = "indexes"
 DOCUMENTS_FILE = "documents.arrow"
 WES_MODEL_DIR = "wes_scorer"
 PASSAGE_ENCODER_DIR = Path("ecqg", "mixed_dpr", "passage_encoder")
+LEADERBOARD_DIR = "leaderboard"
+LEADERBOARD_FILES = ("leaderboard.md", "popularity_curve.png")
 SPACE_RETRIEVERS = ("bm25", "dense")  # the lexical and the dense ranking the page sets side by side
 
 
@@ -52,6 +57,7 @@ class Artifacts:
     retrievers: dict  # kind -> BM25Retriever | DenseRetriever
     wes_model: str | None
     passage_encoder: str
+    leaderboard: Path | None = None  # LEADERBOARD_DIR, when it holds LEADERBOARD_FILES
 
 
 def _load_collections(dataset: str) -> tuple[pa.Table, pa.Table]:
@@ -128,7 +134,12 @@ def load_artifacts(
     if passage_encoder is None:
         trained = folder / PASSAGE_ENCODER_DIR
         passage_encoder = str(trained) if trained.is_dir() else retrievers["dense"].model
-    return Artifacts(folder, queries, entities, documents, retrievers, wes_model, passage_encoder)
+    leaderboard = folder / LEADERBOARD_DIR
+    if not all((leaderboard / name).is_file() for name in LEADERBOARD_FILES):
+        leaderboard = None
+    return Artifacts(
+        folder, queries, entities, documents, retrievers, wes_model, passage_encoder, leaderboard
+    )
 
 
 def cache_folder(folder: Path, corpus: str | os.PathLike) -> Path:

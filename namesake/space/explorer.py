@@ -1,6 +1,6 @@
 """What the Space computes for each tab, without any UI: ambiguous search with a verdict per
 hit, the AmbER set browser with each retriever's rank of the gold page, the passage
-encoder's attention, and answer scoring.
+encoder's attention, answer scoring, and the leaderboard of the demo's systems.
 
 Bad input raises :class:`SpaceInputError`; its message is what the page shows.
 """
@@ -20,7 +20,7 @@ from namesake.ecqg.entities import Entity, find_entities, load_ner
 from namesake.errors import NamesakeError
 from namesake.metrics import load_metric
 from namesake.retrieval.corpus import split_passages
-from namesake.space.artifacts import Artifacts
+from namesake.space.artifacts import LEADERBOARD_DIR, Artifacts
 
 MAX_QUERY_CHARS = 1_000
 MAX_PASSAGE_CHARS = 5_000
@@ -316,6 +316,23 @@ class Explorer:
             questions=[question] if question else None,
             model_name_or_path=self.artifacts.wes_model,
         )
+
+    # --- the leaderboard --------------------------------------------------------------------
+
+    def leaderboard(self) -> tuple[str, str]:
+        """The leaderboard tab's content: leaderboard.md's text and the curve's PNG path, as
+        ``namesake leaderboard`` wrote them (the Space computes nothing here: the table is the
+        command's, intervals and tests included). Without them, why, and the command that makes
+        them."""
+        folder = self.artifacts.leaderboard
+        if folder is None:
+            expected = self.artifacts.folder / LEADERBOARD_DIR
+            raise SpaceInputError(
+                f"No leaderboard in {expected}: `make demo` writes one (`namesake leaderboard "
+                f"RUN... --dataset ... --config human_qa --out {expected}`)."
+            )
+        board = (folder / "leaderboard.md").read_text(encoding="utf-8")
+        return board, str(folder / "popularity_curve.png")
 
 
 def _check_text(text: str | None, what: str, limit: int, if_empty: str) -> str:

@@ -89,13 +89,30 @@ class AppServer:
             self.process.kill()
 
 
+def write_leaderboard(artifacts: Path, work: Path) -> None:
+    """``namesake leaderboard`` of two retrievers' runs on AmbER-H QA into the artifacts
+    folder, as ``make demo`` writes it there."""
+    from namesake.cli import main
+
+    dataset = str(artifacts / "amber")
+    base = ["retrieve", "--corpus", str(SAMPLE_KILT), "--dataset", dataset, "--config", "human_qa"]
+    runs = [str(work / f"{kind}.jsonl") for kind in ("tfidf", "bm25")]
+    for kind, run in zip(("tfidf", "bm25"), runs, strict=True):
+        main([*base, "--retriever", kind, "--out", run])
+    main(
+        ["leaderboard", *runs, "--dataset", dataset, "--config", "human_qa"]
+        + ["--baseline", "bm25", "--out", str(artifacts / "leaderboard")]
+    )
+
+
 @pytest.fixture(scope="module")
 def app(sample_build, tmp_path_factory):
-    """The app on a fresh artifacts folder holding only the sample AmbER build, so its first
-    start builds the indexes."""
+    """The app on a fresh artifacts folder holding only the sample AmbER build and a
+    leaderboard, so its first start builds the indexes."""
     folder = tmp_path_factory.mktemp("space_e2e")
     (folder / "artifacts").mkdir()
     (folder / "artifacts" / "amber").symlink_to(sample_build[0] / "dataset")
+    write_leaderboard(folder / "artifacts", folder)
     server = AppServer(
         folder, "--artifacts", str(folder / "artifacts"), "--corpus", str(SAMPLE_KILT)
     )
@@ -326,6 +343,25 @@ def test_the_answer_tab_passes_its_question_on(app, page, screenshots):
 
 
 # --- bad input ------------------------------------------------------------------------------
+
+
+def test_the_leaderboard_tab_shows_the_table_and_the_curve(app, page, screenshots):
+    open_app(page, app)
+    page.get_by_role("tab", name="Leaderboard").click()
+    table = page.locator("#leaderboard table").first
+    expect(table).to_be_visible(timeout=WAIT_MS)
+    rows = table.locator("tbody tr")
+    expect(rows).to_have_count(2)
+    assert {rows.nth(i).locator("td").nth(2).inner_text() for i in range(2)} == {"tfidf", "bm25"}
+    expect(page.locator("#leaderboard")).to_contain_text("Top group:")
+    curve = page.locator("#popularity-curve img")
+    expect(curve).to_be_visible(timeout=WAIT_MS)
+    page.wait_for_function(
+        "() => { const i = document.querySelector('#popularity-curve img');"
+        " return i && i.complete && i.naturalWidth > 0; }",
+        timeout=WAIT_MS,
+    )
+    page.screenshot(path=str(screenshots / "leaderboard.png"), full_page=True)
 
 
 def test_empty_and_huge_queries_get_a_message(app, page):
