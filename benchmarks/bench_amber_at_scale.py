@@ -88,6 +88,7 @@ GOALS = {
     "score": (30, 1.5 * GIB),
     "fuse": (10, 1.5 * GIB),
     "compare": (60, None),
+    "analysis": (90, 2 * GIB),
 }
 #: what a step's row of the table says it measures
 LABELS = {
@@ -98,6 +99,8 @@ LABELS = {
     "compare": "compare 5 runs against a baseline: `compare(evaluations)`",
     "score_and_compare": "score the 6 runs, then compare them",
     "rerank_pages": "`read_pages` of the 18 runs to rerank",
+    "analysis": "issue 50's analysis: 5 runs scored, one report with per_query.parquet and the "
+    "4 breakdowns, each run's popularity effect, the 5-system leaderboard with its curve",
 }
 
 
@@ -487,6 +490,55 @@ def measure_compare(manifest: dict) -> dict:
     }
 
 
+def measure_analysis(manifest: dict) -> dict:
+    """`namesake evaluate --by` all four fields on one run and `namesake leaderboard` of five,
+    as their handlers do it: each run scored as it is read (from its Arrow file here; reading
+    a TREC file is the ``read_trec`` step), the report written with per_query.parquet, the
+    breakdowns and the popularity effect, then the leaderboard of the five with each run's
+    popularity effect and the popularity curve, written. Timed in parts as well."""
+    import tempfile
+
+    from namesake.amber.evaluation.breakdowns import BREAKDOWN_FIELDS
+    from namesake.amber.evaluation.leaderboard import leaderboard, write_leaderboard
+    from namesake.amber.evaluation.popularity_effect import popularity_effect
+    from namesake.amber.evaluation.report import write_report
+    from namesake.amber.evaluation.scoring import score
+
+    queries = load_queries(manifest)
+    out = Path(tempfile.mkdtemp(prefix="bench_analysis_"))
+    parts: dict[str, float] = {}
+
+    def part(name: str, work):
+        started = time.perf_counter()
+        result = work()
+        parts[name] = parts.get(name, 0.0) + time.perf_counter() - started
+        return result
+
+    def analysis():
+        evaluations = [
+            part("score_5_runs", lambda path=path: score(load_run(path), queries))
+            for path in manifest["systems"][:5]
+        ]
+        first = evaluations[0]
+        part(
+            "report_with_4_breakdowns",
+            lambda: write_report(out / "report", first, [1, 20], by=BREAKDOWN_FIELDS),
+        )
+        effects = part("popularity_effects", lambda: [popularity_effect(e) for e in evaluations])
+        board = part("leaderboard", lambda: leaderboard(evaluations, baseline=evaluations[0].name))
+        part(
+            "write_leaderboard_and_curve",
+            lambda: write_leaderboard(out / "board", board, evaluations),
+        )
+        return board, effects
+
+    (board, effects), figures = timed(analysis)
+    figures["parts_seconds"] = parts
+    figures["odds_ratios"] = [effect.odds_ratio for effect in effects]
+    figures["top_group"] = sorted(board.top_group)
+    return {"analysis": figures}
+
+
 def measure_rerank_pages(manifest: dict) -> dict:
     from namesake.amber.evaluation.retrieve import read_pages
 
@@ -523,6 +575,7 @@ MEASUREMENTS = {
     "fuse": measure_fuse,
     "compare": measure_compare,
     "rerank_pages": measure_rerank_pages,
+    "analysis": measure_analysis,
 }
 WORKERS_MEASURED = list(MEASUREMENTS)
 
