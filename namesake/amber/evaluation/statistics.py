@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import itertools
 import math
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -66,16 +66,12 @@ def bootstrap_intervals(
     """Figure -> (low, high): the percentile bootstrap interval, sets drawn with replacement
     ``resamples`` times. A figure undefined on a resample (no tail query drawn) is left out of
     that resample; a figure undefined on the data itself gets (NaN, NaN)."""
-    rng = np.random.default_rng(seed)
-    sets = len(sums.numerators)
     gap_matrix = sums.gap_matrix()
     draws = []
-    for start in range(0, resamples, _BATCH):
-        size = min(_BATCH, resamples - start)
-        weights = rng.multinomial(sets, np.full(sets, 1.0 / sets), size=size).astype(float)
+    for weights in resampled_set_weights(len(sums.numerators), resamples, seed):
         with np.errstate(invalid="ignore", divide="ignore"):
             ratios = (weights @ sums.numerators) / (weights @ sums.denominators)
-        gaps = ratios @ gap_matrix if gap_matrix.size else np.zeros((size, 0))
+        gaps = ratios @ gap_matrix if gap_matrix.size else np.zeros((len(weights), 0))
         draws.append(np.hstack([ratios, gaps]))
     drawn = np.vstack(draws) if draws else np.zeros((0, len(sums.names) + len(sums.gaps)))
     tail = 100 * (1 - confidence) / 2
@@ -90,6 +86,17 @@ def bootstrap_intervals(
             low, high = np.percentile(values, [tail, 100 - tail])
             intervals[name] = (float(low), float(high))
     return intervals
+
+
+def resampled_set_weights(sets: int, resamples: int, seed: int = 0) -> Iterator[np.ndarray]:
+    """The bootstrap's resamples in batches of (resamples, sets) counts: how many times each
+    set is drawn, ``sets`` draws with replacement. Every bootstrap over AmbER sets draws
+    them here, so that two figures, or two runs, resampled with one seed are resampled on the
+    same sets: their difference on a resample is paired."""
+    rng = np.random.default_rng(seed)
+    for start in range(0, resamples, _BATCH):
+        size = min(_BATCH, resamples - start)
+        yield rng.multinomial(sets, np.full(sets, 1.0 / sets), size=size).astype(float)
 
 
 def difference(a: SetSums, b: SetSums) -> SetSums:
