@@ -11,8 +11,11 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
+import pyarrow.parquet as pq
 import pytest
 from conftest import SAMPLE_KILT
+from test_popularity_effect import statsmodels_slope
 
 from namesake.cli import main
 
@@ -93,6 +96,44 @@ def test_the_report_says_why_nothing_can_be_significant_here(compared):
     assert "of 28 measures, bm25 is significantly higher than tfidf on 0 and lower on 0" in text
     assert "on so few sets no difference can be significant" in text
     assert "| accuracy@1 | " in text and "no significant difference" in text
+
+
+def test_each_run_s_popularity_effect_and_their_difference_are_recorded(compared):
+    """comparison.json's popularity effect, from each run's per_query.parquet (as `evaluate`
+    wrote it): the odds ratio per 10x page views is statsmodels' conditional logit of
+    success@1 on popularity with the sets as strata, the preference rate the share of
+    confused rows whose namesake has the smaller popularity rank; B's against A's is their
+    ratio and difference, within paired intervals; comparison.md shows them."""
+    record, work = compared
+    effect = record["popularity_effect"]
+    for run, report in (("a", "report-tfidf.jsonl"), ("b", "report-bm25.trec")):
+        rows = pq.read_table(work / report / "per_query.parquet").to_pylist()
+        success = np.array([row["gold_rank"] == 1 for row in rows])
+        popularity = np.array([row["popularity"] for row in rows])
+        sets = np.unique([row["set"] for row in rows], return_inverse=True)[1]
+        slope = statsmodels_slope(success, popularity, sets)
+        assert effect[run]["odds_ratio_per_10x_views"] == pytest.approx(math.exp(slope))
+        low, high = effect[run]["odds_ratio_95ci"]
+        assert low <= math.exp(slope) <= high
+        confused = [row for row in rows if row["entity_confusion"] == 100]
+        more_popular = sum(
+            row["confused_with_popularity_rank_in_set"] < row["popularity_rank_in_set"]
+            for row in confused
+        )
+        assert effect[run]["confused_queries"] == len(confused) > 0
+        assert effect[run]["preference_rate"] == pytest.approx(more_popular / len(confused))
+    a, b = effect["a"], effect["b"]
+    ratio = b["odds_ratio_per_10x_views"] / a["odds_ratio_per_10x_views"]
+    assert effect["odds_ratio_ratio"] == pytest.approx(ratio)
+    low, high = effect["odds_ratio_ratio_95ci"]
+    assert low <= ratio <= high
+    gap = b["preference_rate"] - a["preference_rate"]
+    assert effect["preference_rate_difference"] == pytest.approx(gap)
+    low, high = effect["preference_rate_difference_95ci"]
+    assert low - 1e-12 <= gap <= high + 1e-12
+    text = (work / "comparison" / "comparison.md").read_text()
+    assert "| odds ratio of success@1 per 10× page views (1: no effect) | " in text
+    assert f"| ×{effect['odds_ratio_ratio']:.2f} [" in text
 
 
 def _refusal(capsys, args) -> str:

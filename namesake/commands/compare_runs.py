@@ -24,7 +24,9 @@ def register(groups) -> None:
         "Compare two runs (TREC runs or KILT JSON lines, told from the content) on one AmbER "
         "config: for every measure, B - A with its 95%% bootstrap interval over AmbER sets, "
         "the p-value of a paired randomization test that flips whole sets, Holm's adjustment "
-        "over all measures, and beside the IR measures the same test with queries as units."
+        "over all measures, and beside the IR measures the same test with queries as units; then "
+        "each run's within-set popularity effect (odds ratio of success@1 per 10x page views, "
+        "share of confusions with the more popular namesake) and B's against A's."
     )
     add_input(parser, "run_a", metavar="A", help="the baseline run")
     add_input(parser, "run_b", metavar="B", help="the run compared with it")
@@ -59,14 +61,18 @@ def run(args: argparse.Namespace) -> None:
     )
     comparison = compare_pair(a, b, options.statistics)
     table, summary, coverage = comparison.table(), comparison.summary(), comparison.coverage_lines()
+    popularity = comparison.popularity_table()
     print(table)
+    print(f"\n{popularity}\n")
     print(summary)
     print("\n".join(coverage))
     if args.out:
         with atomic_directory(args.out, writer="compare-runs") as staging:
             (staging / "comparison.md").write_text(
                 f"# {comparison.names[1]} against {comparison.names[0]} on {args.config}\n\n"
-                f"{summary}\n\n" + "".join(f"- {line}\n" for line in coverage) + f"\n{table}\n",
+                f"{summary}\n\n"
+                + "".join(f"- {line}\n" for line in coverage)
+                + f"\n{table}\n\n{popularity}\n",
                 encoding="utf-8",
             )
             (staging / "comparison.json").write_text(

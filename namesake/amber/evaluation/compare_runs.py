@@ -10,6 +10,11 @@ randomization test as IR papers usually run it, queries independent); where it s
 "significant" and the clustered test does not, the difference rests on queries of a few
 sets.
 
+After the verdicts, how much each run's success depends on popularity between the entities of
+one AmbER set, and run B's dependence against run A's (`popularity_effect`): the odds ratio of
+success@1 per 10x page views and the share of confused queries whose namesake is the more
+popular entity, each with a paired bootstrap interval over the same resampled sets.
+
 With ``allow_missing`` a run may lack queries, each scored as an empty ranking: the two runs
 then answer different queries, so each run's coverage (`scoring.Coverage`, as `evaluate`
 reports it) is printed and recorded beside the verdicts.
@@ -24,6 +29,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from namesake.amber.evaluation.ir_metrics import IR_MEASURES
+from namesake.amber.evaluation.popularity_effect import EffectDifference, effect_difference
 from namesake.amber.evaluation.report import coverage_lines
 from namesake.amber.evaluation.scoring import Coverage, Evaluation
 from namesake.amber.evaluation.statistics import (
@@ -42,11 +48,12 @@ from namesake.markdown import markdown_table
 
 @dataclass
 class RunComparison:
-    """The verdict on every figure, and what was compared: each run's coverage of the
-    config's queries among it.
+    """The verdict on every figure, each run's within-set popularity effect and their
+    difference, and what was compared: each run's coverage of the config's queries among it.
 
     >>> comparison = compare_pair(score(bm25, queries), score(mine, queries))
     >>> print(comparison.summary()); print(comparison.table()); comparison.record()
+    >>> print(comparison.popularity_table())
     """
 
     dataset: str
@@ -58,6 +65,7 @@ class RunComparison:
     num_sets: int
     verdicts: list[PairedVerdict]
     resamples: dict
+    popularity: EffectDifference
 
     def record(self) -> dict:
         a, b = (
@@ -76,6 +84,7 @@ class RunComparison:
             "test": "paired randomization test, sign flips of whole AmbER sets",
             "resamples": self.resamples,
             "measures": [verdict.record() for verdict in self.verdicts],
+            "popularity_effect": self.popularity.record(),
         }
 
     def coverage_lines(self) -> list[str]:
@@ -115,6 +124,33 @@ class RunComparison:
                 ]
             )
         return markdown_table(header, lines, "l" + "r" * 6 + "l")
+
+    def popularity_table(self) -> str:
+        """Each run's within-set popularity effect (odds ratio per 10x page views, preference
+        rate of its confusions, each with its 95% interval and what it rests on) and B's
+        against A's: the ratio of the odds ratios, the difference of the rates."""
+        a, b = self.names
+        effects = (self.popularity.a, self.popularity.b)
+        header = ["Popularity within AmbER sets", a, b, f"{b} against {a} [95% CI]"]
+        rows = [
+            [
+                "odds ratio of success@1 per 10× page views (1: no effect)",
+                *(effect.odds_ratio_cell() for effect in effects),
+                self.popularity.ratio_cell(),
+            ],
+            [
+                "sets (queries) with a success and a failure of different popularity",
+                *(f"{e.informative_sets} ({e.informative_queries})" for e in effects),
+                "",
+            ],
+            [
+                "share of confused queries whose namesake is more popular (0.5: no preference)",
+                *(effect.preference_cell() for effect in effects),
+                self.popularity.difference_cell(),
+            ],
+            ["confused queries", *(str(effect.confused_queries) for effect in effects), ""],
+        ]
+        return markdown_table(header, rows)
 
     def summary(self) -> str:
         a, b = self.names
@@ -207,6 +243,7 @@ def compare_pair(
         num_queries=len(a.query_ids),
         num_sets=a.per_query.num_sets,
         verdicts=verdicts,
+        popularity=effect_difference(a, b, statistics),
         resamples={
             "bootstrap": statistics.bootstrap_resamples,
             "test": statistics.test_resamples,

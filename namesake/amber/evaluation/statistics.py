@@ -69,10 +69,9 @@ def bootstrap_intervals(
     gap_matrix = sums.gap_matrix()
     draws = []
     for weights in resampled_sets(len(sums.numerators), resamples, seed):
-        size = len(weights)
         with np.errstate(invalid="ignore", divide="ignore"):
             ratios = (weights @ sums.numerators) / (weights @ sums.denominators)
-        gaps = ratios @ gap_matrix if gap_matrix.size else np.zeros((size, 0))
+        gaps = ratios @ gap_matrix if gap_matrix.size else np.zeros((len(weights), 0))
         draws.append(np.hstack([ratios, gaps]))
     drawn = np.vstack(draws) if draws else np.zeros((0, len(sums.names) + len(sums.gaps)))
     tail = 100 * (1 - confidence) / 2
@@ -100,10 +99,10 @@ def figure_cell(value: float | None, interval=None) -> str:
 
 
 def resampled_sets(sets: int, resamples: int, seed: int = 0) -> Iterator[np.ndarray]:
-    """The bootstrap's resamples of ``sets`` sets, in batches: (batch x sets) matrices of how
-    many times each set is drawn. One seed gives the same resamples to every caller, so that
-    the figures of several runs (a leaderboard's ranks) are resampled together, as
-    `bootstrap_intervals` resamples each of them."""
+    """The bootstrap's resamples in batches of (resamples, sets) counts: how many times each
+    set is drawn, ``sets`` draws with replacement. Every bootstrap over AmbER sets draws
+    them here, so that figures, runs or a leaderboard's systems resampled with one seed are
+    resampled on the same sets: their differences and ranks on a resample are paired."""
     rng = np.random.default_rng(seed)
     for start in range(0, resamples, _BATCH):
         size = min(_BATCH, resamples - start)
