@@ -23,6 +23,7 @@ from conftest import SAMPLE_KILT
 
 from namesake.amber.evaluation.ir_metrics import IR_MEASURES
 from namesake.amber.evaluation.leaderboard import HEADLINE, _ranks, leaderboard
+from namesake.amber.evaluation.popularity_effect import popularity_effect
 from namesake.amber.evaluation.query_scores import QueryScores, set_sums
 from namesake.amber.evaluation.scoring import Evaluation
 from namesake.amber.evaluation.statistics import (
@@ -88,7 +89,9 @@ def test_ranks_are_scipy_s_min_ranks_of_the_negated_accuracies():
 
 
 def test_a_clearly_best_system_ranks_first_with_the_interval_one_to_one():
-    board = leaderboard(_systems({"weak": 0.2, "best": 0.9, "weaker": 0.1}), SETTINGS)
+    board = leaderboard(
+        _systems({"weak": 0.2, "best": 0.9, "weaker": 0.1}), SETTINGS, popularity=False
+    )
     standing = {s.name: s for s in board.systems}
     assert standing["best"].rank == 1 and standing["best"].rank_interval == (1, 1)
     assert standing["weak"].rank == 2 and standing["weaker"].rank == 3
@@ -97,7 +100,9 @@ def test_a_clearly_best_system_ranks_first_with_the_interval_one_to_one():
 
 
 def test_systems_of_the_same_quality_get_overlapping_rank_intervals():
-    board = leaderboard(_systems({"one": 0.6, "two": 0.6, "poor": 0.05}), SETTINGS)
+    board = leaderboard(
+        _systems({"one": 0.6, "two": 0.6, "poor": 0.05}), SETTINGS, popularity=False
+    )
     standing = {s.name: s for s in board.systems}
     one, two = standing["one"].rank_interval, standing["two"].rank_interval
     assert max(one[0], two[0]) <= min(one[1], two[1])  # they overlap
@@ -110,7 +115,7 @@ def test_tied_systems_share_the_best_rank():
     evaluations = _systems({"a": 0.7, "b": 0.3})
     same = evaluations[0]
     twin = _evaluation("a twin", same.per_query)
-    board = leaderboard([*evaluations, twin], SETTINGS)
+    board = leaderboard([*evaluations, twin], SETTINGS, popularity=False)
     ranks = {s.name: (s.rank, s.rank_interval) for s in board.systems}
     assert ranks == {"a": (1, (1, 1)), "a twin": (1, (1, 1)), "b": (3, (3, 3))}
     verdict = board.pair("a", "a twin").verdict("accuracy@1")
@@ -122,7 +127,7 @@ def test_every_pair_is_tested_and_holm_runs_over_all_pairs_and_measures():
     bootstrap called on that pair alone (the same seed: the same flips and resamples), and
     the adjusted p-values are `holm` over every pair x headline measure."""
     evaluations = _systems({"a": 0.5, "b": 0.55, "c": 0.4, "d": 0.65})
-    board = leaderboard(evaluations, SETTINGS)
+    board = leaderboard(evaluations, SETTINGS, popularity=False)
     raw, intervals = {}, {}
     for x, y in itertools.combinations(evaluations, 2):
         pvalues = paired_randomization_test(
@@ -158,7 +163,7 @@ def test_the_top_group_is_the_best_and_every_system_not_significantly_below_it()
         _evaluation("poor", _scores(rng.random(SETS * PER_SET) < 0.2, rng)),
         _evaluation("close", _scores(close, rng)),
     ]
-    board = leaderboard(evaluations, SETTINGS)
+    board = leaderboard(evaluations, SETTINGS, popularity=False)
     best = board.best
     assert best in {"best", "close"}
     assert set(board.top_group) == {"best", "close"}
@@ -168,7 +173,7 @@ def test_the_top_group_is_the_best_and_every_system_not_significantly_below_it()
 
 
 def test_a_pair_read_the_other_way_negates_the_differences():
-    board = leaderboard(_systems({"a": 0.4, "b": 0.7}), SETTINGS)
+    board = leaderboard(_systems({"a": 0.4, "b": 0.7}), SETTINGS, popularity=False)
     forward, backward = board.pair("a", "b"), board.pair("b", "a")
     for one, other in zip(forward.verdicts, backward.verdicts, strict=True):
         assert other.difference == -one.difference
@@ -178,7 +183,9 @@ def test_a_pair_read_the_other_way_negates_the_differences():
 
 
 def test_the_csv_the_json_and_the_markdown_agree():
-    board = leaderboard(_systems({"a": 0.4, "b": 0.7, "c": 0.45}), SETTINGS, baseline="a")
+    board = leaderboard(
+        _systems({"a": 0.4, "b": 0.7, "c": 0.45}), SETTINGS, popularity=False, baseline="a"
+    )
     record = json.loads(json.dumps(board.record()))
     rows = list(csv.DictReader(io.StringIO(board.to_csv())))
     table = board.table()
@@ -204,17 +211,10 @@ def test_the_csv_the_json_and_the_markdown_agree():
     assert "## Against a" in markdown and board.against_baseline() in markdown
 
 
-def test_the_table_takes_extra_columns_per_system():
-    board = leaderboard(_systems({"a": 0.4, "b": 0.7}), SETTINGS)
-    table = board.table(extra={"OR per 10x [95% CI]": {"a": "1.30 [1.1, 1.5]"}})
-    header, _, first, second = table.splitlines()
-    assert header.endswith("| OR per 10x [95% CI] |")
-    assert first.startswith("| 1 | ") and "| b |" in first and first.endswith("| – |")
-    assert second.endswith("| 1.30 [1.1, 1.5] |")
-
-
 def test_against_baseline_sets_every_system_against_it():
-    board = leaderboard(_systems({"a": 0.4, "b": 0.7, "c": 0.5}), SETTINGS, baseline="b")
+    board = leaderboard(
+        _systems({"a": 0.4, "b": 0.7, "c": 0.5}), SETTINGS, popularity=False, baseline="b"
+    )
     rows = [line for line in board.against_baseline().splitlines() if line.startswith("| ")]
     assert rows[0].startswith("| System | Baseline | Config | Δ All@1 [95% CI] (p Holm) |")
     body = rows[1:]
@@ -277,6 +277,9 @@ def test_the_command_ranks_the_sample_s_runs_and_writes_three_files(
         for _, measure in HEADLINE:
             assert system["figures"][measure]["value"] == pytest.approx(scored.metrics[measure])
         assert system["run"] == str(path)
+        effect = popularity_effect(scored, StatisticsSettings(seed=2))
+        assert system["popularity_effect"] == json.loads(json.dumps(effect.record()))
+        assert f"| {effect.odds_ratio_cell()} | {effect.preference_cell()} |" in printed
     assert [pair["a"] for pair in record["pairs"]] == ["tfidf", "tfidf", "bm25"]
     # 2/256 is the smallest p-value of 8 sets: x 12 tests, nothing can be significant
     assert sorted(record["top_group"]) == ["bm25", "set", "tfidf"]

@@ -96,3 +96,19 @@ def test_the_trec_layout_holds_every_query_and_the_report_s_figures(report):
         assert by_query[("ndcg@10", row["query_id"])] == pytest.approx(row["ndcg@10"], abs=5e-5)
     for measure in ("accuracy@1", "accuracy@3", "entity_confusion", "ndcg@10", "recall@100"):
         assert by_query[(measure, "all")] == pytest.approx(metrics[measure], abs=5e-5)
+
+
+def test_the_report_holds_the_run_s_within_set_popularity_effect(report):
+    from namesake.amber.evaluation.popularity_effect import popularity_effect
+    from namesake.amber.evaluation.scoring import ScoringOptions, score
+    from namesake.runs import Run
+
+    dataset, work, _, _ = report
+    queries = AmberQueries.load(dataset, "human_sf")
+    evaluation = score(Run.read(work / "tfidf.jsonl"), queries, ScoringOptions(k_values=(1, 3)))
+    effect = popularity_effect(evaluation)
+    record = json.loads((work / "report" / "metrics.json").read_text())["popularity_effect"]
+    assert record == json.loads(json.dumps(effect.record()))
+    assert record["informative_sets"] > 0
+    markdown = (work / "report" / "report.md").read_text()
+    assert f"## Within-set popularity effect\n\n{effect.summary()}" in markdown

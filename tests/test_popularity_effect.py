@@ -154,6 +154,7 @@ def scored_run(success, views, set_index, ranks=None, confused_with=None, name="
         query_ids=[f"q{i}" for i in range(count)],
         queries=SimpleNamespace(popularity=np.asarray(views, dtype=float)),
         per_query_table=lambda: table,
+        statistics=StatisticsSettings(),
     )
 
 

@@ -84,7 +84,7 @@ def _evaluate(args) -> None:
     run = Run.read(args.predictions, args.format)
     run.provenance["retriever"] = args.retriever  # the kind whose paper figures go beside
     evaluation = score(run, queries, options)
-    found = write_report(
+    analysis = write_report(
         args.out, evaluation, list(options.k_values), args.per_query_format, args.by
     )
     metrics = evaluation.metrics
@@ -92,7 +92,8 @@ def _evaluate(args) -> None:
     print(paper_line(args.retriever))
     print(f"{intervals_line(metrics)} {IR_LINE}")
     print("\n".join(coverage_lines(metrics["coverage"], args.config)))
-    for breakdown in found:
+    print(analysis.popularity_effect.summary())
+    for breakdown in analysis.breakdowns:
         print(f"\n{breakdown.to_markdown()}\n")
     per_query = "per_query.txt" if args.per_query_format == "trec" else "per_query.parquet"
     print(

@@ -189,7 +189,7 @@ def breakdowns(
     fields = list(dict.fromkeys(fields))
     queries, scores = evaluation.queries, evaluation.per_query
     _check_columns(queries, fields)
-    settings = statistics or _statistics_of(evaluation)
+    settings = statistics or evaluation.statistics
     measures = headline_measures(scores.k_values)
     groupings = [_grouping(queries, name) for name in fields]
     parts = [_group_sums(scores, grouping, measures) for grouping in groupings]
@@ -234,12 +234,6 @@ def _side_by_side(parts: Sequence[SetSums]) -> SetSums:
         np.hstack([part.denominators for part in parts]),
         {},
     )
-
-
-def _statistics_of(evaluation: Evaluation) -> StatisticsSettings:
-    """The resampling the evaluation's intervals were drawn with (``metrics["statistics"]``)."""
-    recorded = evaluation.metrics.get("statistics")
-    return StatisticsSettings(**recorded) if recorded else StatisticsSettings()
 
 
 def _check_columns(queries: AmberQueries, fields: Sequence[str]) -> None:

@@ -273,6 +273,7 @@ def against_baseline(
             scored,
             statistics,
             baseline if baseline in {e.name for e in scored} else scored[0].name,
+            popularity=False,
         )
         for scored in evaluations.values()
         if len(scored) > 1

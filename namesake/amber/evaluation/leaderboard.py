@@ -33,6 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from namesake.amber.evaluation.popularity_curve import write_popularity_curve
+from namesake.amber.evaluation.popularity_effect import PopularityEffect, popularity_effect
 from namesake.amber.evaluation.query_scores import SetSums
 from namesake.amber.evaluation.scoring import Coverage, Evaluation
 from namesake.amber.evaluation.statistics import (
@@ -59,6 +60,11 @@ HEADLINE = (
     ("Confusion", "entity_confusion"),
     ("nDCG@10", "ndcg@10"),
 )
+#: the popularity effect's columns of the table: (header, cell of a `PopularityEffect`)
+POPULARITY_COLUMNS = (
+    ("Popularity OR per 10x views [95% CI]", PopularityEffect.odds_ratio_cell),
+    ("Prefers the popular namesake [95% CI]", PopularityEffect.preference_cell),
+)
 #: what the systems are ranked by, higher being better (for the confusion, lower is better,
 #: but only the rank measure's direction matters)
 RANK_BY = "accuracy@1"
@@ -70,7 +76,8 @@ RANKING = "1 + the systems with a strictly higher accuracy@1: tied systems share
 class Standing:
     """One system of a leaderboard: its name, its predictions file (None for a run made in
     memory), its headline figures with their 95% intervals (as `score` gave them), its rank
-    (1: the best accuracy@1) and the 95% bootstrap interval of the rank."""
+    (1: the best accuracy@1) and the 95% bootstrap interval of the rank, and its within-set
+    popularity effect (None where not asked for)."""
 
     name: str
     run: str | None
@@ -78,6 +85,7 @@ class Standing:
     intervals: dict[str, tuple[float, float]]
     rank: int
     rank_interval: tuple[int, int]
+    popularity: PopularityEffect | None = None
 
 
 @dataclass(frozen=True)
@@ -179,14 +187,15 @@ class Leaderboard:
             or not self.pair(best, standing.name).verdict(RANK_BY).significant
         ]
 
-    def table(self, extra: dict[str, dict[str, str]] | None = None) -> str:
+    def table(self) -> str:
         """Markdown, one row per system by rank: its rank and the rank's 95% interval, its
-        name, ✓ in the top group, each headline measure with its 95% interval, then the
-        ``extra`` columns (header -> system -> cell; "–" for a system without one)."""
-        extra = extra or {}
+        name, ✓ in the top group, each headline measure with its 95% interval, then its
+        within-set popularity effect: the odds ratio per 10x page views and the popularity
+        preference rate, each with its 95% interval (when the board has them)."""
         top = set(self.top_group)
+        popularity = self._popularity_cells()
         header = ["Rank", "Rank 95% CI", "System", "Top group"]
-        header += [f"{title} [95% CI]" for title, _ in HEADLINE] + list(extra)
+        header += [f"{title} [95% CI]" for title, _ in HEADLINE] + list(popularity)
         lines = [
             [
                 str(standing.rank),
@@ -197,11 +206,20 @@ class Leaderboard:
                     figure_cell(standing.figures[measure], standing.intervals[measure])
                     for _, measure in HEADLINE
                 ),
-                *(cells.get(standing.name, "–") for cells in extra.values()),
+                *(cells[standing.name] for cells in popularity.values()),
             ]
             for standing in self.ranked()
         ]
         return markdown_table(header, lines, "rrll" + "r")
+
+    def _popularity_cells(self) -> dict[str, dict[str, str]]:
+        """Header -> system -> cell of the popularity effect's columns; none without effects."""
+        if any(standing.popularity is None for standing in self.systems):
+            return {}
+        return {
+            header: {standing.name: cell(standing.popularity) for standing in self.systems}
+            for header, cell in POPULARITY_COLUMNS
+        }
 
     def top_group_line(self) -> str:
         family = len(self.pairs) * len(HEADLINE)
@@ -240,6 +258,16 @@ class Leaderboard:
                 low, high = standing.intervals[measure]
                 row |= {measure: standing.figures[measure], f"{measure}_low": low}
                 row[f"{measure}_high"] = high
+            if standing.popularity is not None:
+                effect = standing.popularity
+                row |= {
+                    "popularity_odds_ratio": effect.odds_ratio,
+                    "popularity_odds_ratio_low": effect.interval[0],
+                    "popularity_odds_ratio_high": effect.interval[1],
+                    "preference_rate": effect.preference_rate,
+                    "preference_rate_low": effect.preference_interval[0],
+                    "preference_rate_high": effect.preference_interval[1],
+                }
             rows.append(row)
         return rows
 
@@ -285,6 +313,9 @@ class Leaderboard:
                         }
                         for _, measure in HEADLINE
                     },
+                    "popularity_effect": (
+                        None if standing.popularity is None else standing.popularity.record()
+                    ),
                 }
                 for standing in self.ranked()
             ],
@@ -349,14 +380,18 @@ def leaderboard(
     evaluations: Sequence[Evaluation],
     statistics: StatisticsSettings | None = None,
     baseline: str | None = None,
+    popularity: bool = True,
 ) -> Leaderboard:
     """The leaderboard of ``evaluations`` (at least two, distinct names, scored on the same
     queries with accuracy@1 among their cut-offs), from what `score` computed; ``baseline``:
-    the name of the system `Leaderboard.against_baseline` sets the others against.
+    the name of the system `Leaderboard.against_baseline` sets the others against;
+    ``popularity``: whether each system's within-set popularity effect is estimated (a
+    second per system at AmbER's full size; `amber compare`'s table against the baseline
+    does without). ``statistics``: by default the first evaluation's resampling.
 
     >>> board = leaderboard([score(bm25, queries), score(dense, queries)])
     """
-    statistics = statistics or StatisticsSettings()
+    statistics = statistics or evaluations[0].statistics
     evaluations = list(evaluations)
     check_comparable(evaluations)
     check_baseline(baseline, [evaluation.name for evaluation in evaluations])
@@ -377,6 +412,7 @@ def leaderboard(
                 {measure: evaluation.intervals()[measure] for _, measure in HEADLINE},
                 int(rank),
                 interval,
+                popularity_effect(evaluation, statistics) if popularity else None,
             )
             for evaluation, rank, interval in zip(evaluations, ranks, intervals, strict=True)
         ],

@@ -464,6 +464,17 @@ class PopularityEffect:
     def odds_ratio_cell(self) -> str:
         return _with_interval(self.odds_ratio, self.interval)
 
+    def summary(self) -> str:
+        """What `evaluate` prints and report.md says of it, in one paragraph."""
+        return (
+            f"Within-set popularity effect: odds ratio of success@1 per 10x page views "
+            f"{self.odds_ratio_cell()} (conditional logistic regression, AmbER sets as strata, "
+            f"from the {self.informative_sets} sets with a success and a failure of different "
+            f"popularity; 1: no effect). Popularity preference rate {self.preference_cell()} "
+            f"of the {self.confused_queries} confused queries: the share whose retrieved "
+            "namesake is more popular than the entity asked about (0.5: no preference)."
+        )
+
     def preference_cell(self) -> str:
         return _with_interval(self.preference_rate, self.preference_interval)
 
@@ -526,9 +537,9 @@ def popularity_effect(
 ) -> PopularityEffect:
     """The within-set popularity effect of a scored run (see the module docstring): the odds
     ratio of success@1 per 10x page views, and the popularity preference rate of its
-    confused queries, each with its 95% interval over AmbER sets (``statistics``: as the
-    run's other intervals)."""
-    statistics = statistics or StatisticsSettings()
+    confused queries, each with its 95% interval over AmbER sets (``statistics``: by default
+    the run's own, as its other intervals)."""
+    statistics = statistics or evaluation.statistics
     within = _within_set_effect_of(evaluation, statistics)
     more_popular, confused = _preference_counts(evaluation)
     sums = SetSums(["rate"], more_popular[:, None], confused[:, None], {})
@@ -579,7 +590,7 @@ def effect_difference(
 ) -> EffectDifference:
     """Both runs' popularity effects and b's against a's (`EffectDifference`): every
     interval from the same resampled sets, so the differences are paired."""
-    statistics = statistics or StatisticsSettings()
+    statistics = statistics or a.statistics
     if a.query_ids != b.query_ids:
         raise NamesakeError(f"{a.name} and {b.name} were scored on different queries")
     within = [_within_set_effect_of(evaluation, statistics) for evaluation in (a, b)]

@@ -25,6 +25,10 @@ from namesake.amber.evaluation.breakdowns import Breakdown, breakdowns  # noqa: 
 from namesake.amber.evaluation.ir_metrics import IR_HEADERS  # noqa: E402
 from namesake.amber.evaluation.paper import PaperRow, paper_kind, paper_line  # noqa: E402
 from namesake.amber.evaluation.popularity_curve import write_popularity_curve  # noqa: E402
+from namesake.amber.evaluation.popularity_effect import (  # noqa: E402
+    PopularityEffect,
+    popularity_effect,
+)
 from namesake.amber.evaluation.statistics import figure_cell  # noqa: E402
 from namesake.markdown import markdown_table  # noqa: E402
 from namesake.outputs import atomic_directory  # noqa: E402
@@ -181,9 +185,26 @@ def plot_popularity_gap(bins: list[GapBin], overall_gap: float, path: Path, titl
     plt.close(figure)
 
 
-def report_record(evaluation: Evaluation, breakdowns: Sequence[Breakdown] = ()) -> dict:
+@dataclass(frozen=True)
+class Analysis:
+    """What a report holds beyond the evaluation's figures: the within-set popularity effect
+    (always) and the breakdowns asked for (``--by``)."""
+
+    popularity_effect: PopularityEffect
+    breakdowns: list[Breakdown]
+
+
+def analyse(evaluation: Evaluation, by: Sequence[str] = ()) -> Analysis:
+    """The evaluation's popularity effect and its breakdowns ``by`` those fields, resampled as
+    its own intervals were; an unknown field is refused before any work."""
+    found = breakdowns(evaluation, by) if by else []
+    return Analysis(popularity_effect(evaluation), found)
+
+
+def report_record(evaluation: Evaluation, analysis: Analysis) -> dict:
     """metrics.json: what was scored, the metrics, the paper's figures beside them, the
-    popularity-gap bins and the breakdowns asked for (their bin edges included)."""
+    popularity-gap bins, the popularity effect and the breakdowns asked for (their bin edges
+    included)."""
     metrics = evaluation.metrics
     return {
         **evaluation.about,
@@ -200,7 +221,8 @@ def report_record(evaluation: Evaluation, breakdowns: Sequence[Breakdown] = ()) 
             for b in evaluation.bins
         ],
         "overall_head_tail_gap@1": _overall_gap(metrics),
-        "breakdowns": [breakdown.record() for breakdown in breakdowns],
+        "popularity_effect": analysis.popularity_effect.record(),
+        "breakdowns": [breakdown.record() for breakdown in analysis.breakdowns],
     }
 
 
@@ -208,11 +230,11 @@ def report_markdown(
     evaluation: Evaluation,
     k_values: list[int],
     title: str,
-    breakdowns: Sequence[Breakdown] = (),
+    analysis: Analysis,
 ) -> str:
     """report.md: the results table with the paper beside it (Tables 5, 6, 9), the coverage,
-    what the intervals are, the popularity-gap table (Figure 4), the popularity curve and a
-    section per breakdown."""
+    what the intervals are, the popularity-gap table (Figure 4), the within-set popularity
+    effect, the popularity curve and a section per breakdown."""
     metrics, about = evaluation.metrics, evaluation.about
     lines = coverage_lines(metrics["coverage"], about["config"]) if "coverage" in metrics else []
     coverage = "".join(f"- {line}\n" for line in lines) + ("\n" if lines else "")
@@ -244,7 +266,9 @@ def report_markdown(
         f"## Popularity gap (Figure 4)\n\n{gap_table}\n\n"
         f"Whole collection: head − tail accuracy@1 = {overall} points.\n\n"
         "![popularity gap](popularity_gap.png)\n\n"
-        f"{CURVE_SECTION}{_breakdown_sections(breakdowns)}"
+        "## Within-set popularity effect\n\n"
+        f"{analysis.popularity_effect.summary()}\n\n"
+        f"{CURVE_SECTION}{_breakdown_sections(analysis.breakdowns)}"
     )
 
 
@@ -274,30 +298,31 @@ def write_report(
     k_values: list[int],
     per_query: str = "parquet",
     by: Sequence[str] = (),
-) -> list[Breakdown]:
+) -> Analysis:
     """Writes metrics.json, report.md, popularity_gap.png, the popularity curve
     (popularity_curve.csv, .png, .svg: `write_popularity_curve`) and the per-query results
     (`Evaluation.per_query_table`) into ``out``, replacing it atomically: per_query.parquet,
     or with ``per_query="trec"`` per_query.txt in the lines of ``trec_eval -q``. With ``by``
-    (BREAKDOWN_FIELDS), metrics.json and report.md hold the breakdowns by those fields, which
-    it returns; an unknown field is refused before anything is written."""
-    found = breakdowns(evaluation, by) if by else []
+    (BREAKDOWN_FIELDS), metrics.json and report.md hold the breakdowns by those fields. Both
+    hold the within-set popularity effect. Returns what it analysed (`analyse`); an unknown
+    field is refused before anything is written."""
+    analysis = analyse(evaluation, by)
     about = evaluation.about
     title = f"{Path(about['predictions']).stem} on {about['config']}"
     with atomic_directory(out, writer="evaluate") as staging:
         (staging / "metrics.json").write_text(
-            json.dumps(report_record(evaluation, found), indent=2, allow_nan=True) + "\n",
+            json.dumps(report_record(evaluation, analysis), indent=2, allow_nan=True) + "\n",
             encoding="utf-8",
         )
         (staging / "report.md").write_text(
-            report_markdown(evaluation, k_values, title, found), encoding="utf-8"
+            report_markdown(evaluation, k_values, title, analysis), encoding="utf-8"
         )
         plot_popularity_gap(
             evaluation.bins, _overall_gap(evaluation.metrics), staging / "popularity_gap.png", title
         )
         write_popularity_curve([evaluation], staging)
         _write_per_query(evaluation, staging, per_query)
-    return found
+    return analysis
 
 
 def _write_per_query(evaluation: Evaluation, folder: Path, per_query: str) -> None:

@@ -142,6 +142,14 @@ class Evaluation:
         """Every figure with an interval: AmbER's measures, the gaps and the IR measures."""
         return {name: self.metrics[name] for name in self.metrics.get("intervals", {})}
 
+    @property
+    def statistics(self) -> StatisticsSettings:
+        """The resampling this evaluation's intervals were drawn with (``metrics
+        ["statistics"]``): what its breakdowns, popularity effect and comparisons resample
+        too unless told otherwise, so that one run gets one set of resamples."""
+        recorded = self.metrics.get("statistics")
+        return StatisticsSettings(**recorded) if recorded else StatisticsSettings()
+
     def intervals(self) -> dict[str, tuple[float, float]]:
         return {name: tuple(bounds) for name, bounds in self.metrics.get("intervals", {}).items()}
 
