@@ -494,13 +494,13 @@ def measure_analysis(manifest: dict) -> dict:
     """`namesake evaluate --by` all four fields on one run and `namesake leaderboard` of five,
     as their handlers do it: each run scored as it is read (from its Arrow file here; reading
     a TREC file is the ``read_trec`` step), the report written with per_query.parquet, the
-    breakdowns and the popularity effect, then the leaderboard of the five with each run's
-    popularity effect and the popularity curve, written. Timed in parts as well."""
+    breakdowns and the popularity effect, then the leaderboard of the five (ranks, every pair
+    tested, each run's popularity effect) and its files with the popularity curve, written.
+    Timed in parts as well."""
     import tempfile
 
     from namesake.amber.evaluation.breakdowns import BREAKDOWN_FIELDS
     from namesake.amber.evaluation.leaderboard import leaderboard, write_leaderboard
-    from namesake.amber.evaluation.popularity_effect import popularity_effect
     from namesake.amber.evaluation.report import write_report
     from namesake.amber.evaluation.scoring import score
 
@@ -519,23 +519,25 @@ def measure_analysis(manifest: dict) -> dict:
             part("score_5_runs", lambda path=path: score(load_run(path), queries))
             for path in manifest["systems"][:5]
         ]
-        first = evaluations[0]
+        report = out / "report"
         part(
-            "report_with_4_breakdowns",
-            lambda: write_report(out / "report", first, [1, 20], by=BREAKDOWN_FIELDS),
+            "report_with_4_breakdowns_and_effect",
+            lambda: write_report(report, evaluations[0], [1, 20], by=BREAKDOWN_FIELDS),
         )
-        effects = part("popularity_effects", lambda: [popularity_effect(e) for e in evaluations])
-        board = part("leaderboard", lambda: leaderboard(evaluations, baseline=evaluations[0].name))
+        board = part(
+            "leaderboard_with_5_effects",
+            lambda: leaderboard(evaluations, baseline=evaluations[0].name),
+        )
         part(
             "write_leaderboard_and_curve",
             lambda: write_leaderboard(out / "board", board, evaluations),
         )
-        return board, effects
+        return board
 
-    (board, effects), figures = timed(analysis)
+    board, figures = timed(analysis)
     figures["parts_seconds"] = parts
-    figures["odds_ratios"] = [effect.odds_ratio for effect in effects]
-    figures["top_group"] = sorted(board.top_group)
+    figures["odds_ratios"] = [standing.popularity.odds_ratio for standing in board.systems]
+    figures["top_group"] = board.top_group
     return {"analysis": figures}
 
 

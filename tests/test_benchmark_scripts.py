@@ -89,6 +89,17 @@ def test_feeder_projection_takes_the_fixed_cost_off_only_when_the_runs_tell_it_a
     assert 0 < noisy["rate"] <= noisy["feeder_rate"]
 
 
+def test_popularity_effect_benchmark_runs_tiny(tmp_path):
+    done = _run_script(
+        "bench_popularity_effect.py",
+        ["--queries", "600", "--sets", "60", "--bootstrap-resamples", "50"],
+        timeout=300,
+    )
+    figures = json.loads(done.stdout)
+    low, high = figures["interval"]
+    assert low <= figures["odds_ratio"] <= high and figures["informative_sets"] > 0
+
+
 def test_amber_at_scale_benchmark_measures_every_step_tiny(tmp_path):
     """Issue 49's benchmark end to end at a tiny size: every step timed in its process, the
     scored run neither all right nor all wrong, and the 18 runs to rerank (2 first stages and
@@ -109,6 +120,7 @@ def test_amber_at_scale_benchmark_measures_every_step_tiny(tmp_path):
         "compare",
         "score_and_compare",
         "rerank_pages",
+        "analysis",
     }
     for step, figures in steps.items():
         assert figures["seconds"] > 0, step
@@ -117,6 +129,14 @@ def test_amber_at_scale_benchmark_measures_every_step_tiny(tmp_path):
         assert (steps[read]["queries"], steps[read]["pages"]) == (queries, queries * depth)
     assert all(0 < value < 100 for value in steps["score"]["figures"].values())
     assert len(steps["compare"]["significant_figures"]) == 5  # 5 runs against the baseline
+    analysis = steps["analysis"]  # issue 50's: breakdowns, effects, a 5-system leaderboard
+    assert len(analysis["odds_ratios"]) == 5 and analysis["top_group"]
+    assert set(analysis["parts_seconds"]) == {
+        "score_5_runs",
+        "report_with_4_breakdowns_and_effect",
+        "leaderboard_with_5_effects",
+        "write_leaderboard_and_curve",
+    }
     rerank = steps["rerank_pages"]
     assert (rerank["runs"], rerank["passes"]) == (18, 1)
     assert 0 < rerank["pages"] <= rerank["corpus_pages"] == 3000

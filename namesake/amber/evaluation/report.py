@@ -308,7 +308,8 @@ def write_report(
     field is refused before anything is written."""
     analysis = analyse(evaluation, by)
     about = evaluation.about
-    title = f"{Path(about['predictions']).stem} on {about['config']}"
+    source = about["predictions"]  # None for a run made in memory: its name instead
+    title = f"{Path(source).stem if source else evaluation.name} on {about['config']}"
     with atomic_directory(out, writer="evaluate") as staging:
         (staging / "metrics.json").write_text(
             json.dumps(report_record(evaluation, analysis), indent=2, allow_nan=True) + "\n",
