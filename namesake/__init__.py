@@ -11,6 +11,7 @@ module on first use). The evaluation stages are functions over two objects: `Amb
     mine = namesake.score(namesake.Run.read("my_run.trec"), queries)
     print(namesake.compare([bm25, mine])[0].table())
     mine.to_pandas()
+    print(namesake.leaderboard([bm25, mine]).table())  # ranks, pairs, popularity effects
 
 Every command of the ``namesake`` CLI is these functions with files around them.
 """
@@ -39,6 +40,10 @@ _API = {
     "RunComparison": "namesake.amber.evaluation.compare_runs",
     "compare_pair": "namesake.amber.evaluation.compare_runs",
     "compare": "namesake.amber.evaluation.compare_runs",
+    "breakdowns": "namesake.amber.evaluation.breakdowns",
+    "popularity_effect": "namesake.amber.evaluation.popularity_effect",
+    "Leaderboard": "namesake.amber.evaluation.leaderboard",
+    "leaderboard": "namesake.amber.evaluation.leaderboard",
 }
 __all__ = [
     "AmberQueries",
@@ -56,11 +61,18 @@ __all__ = [
     "RunComparison",
     "compare_pair",
     "compare",
+    "breakdowns",
+    "popularity_effect",
+    "Leaderboard",
+    "leaderboard",
 ]
 
 if TYPE_CHECKING:  # for type checkers and IDEs; at run time each name loads on first use
+    from namesake.amber.evaluation.breakdowns import breakdowns
     from namesake.amber.evaluation.compare_runs import RunComparison, compare, compare_pair
     from namesake.amber.evaluation.fusion import FusionSettings, fuse
+    from namesake.amber.evaluation.leaderboard import Leaderboard, leaderboard
+    from namesake.amber.evaluation.popularity_effect import popularity_effect
     from namesake.amber.evaluation.queries import AmberQueries
     from namesake.amber.evaluation.retrieve import open_retriever, read_pages, rerank, retrieve
     from namesake.amber.evaluation.scoring import Evaluation, ScoringOptions, score

@@ -184,7 +184,11 @@ def breakdowns(
     per-query values with its 95% interval from one set-clustered bootstrap for every group
     of every field; ``statistics``: its resampling (default: the evaluation's own, so the
     sets drawn are those behind the report's intervals). A group from fewer than
-    ``min_sets`` sets has a note instead of figures."""
+    ``min_sets`` sets has a note instead of figures.
+
+    >>> by_property, = breakdowns(score(run, queries), ["property"])
+    >>> print(by_property.to_markdown())
+    """
     check_fields(fields)
     fields = list(dict.fromkeys(fields))
     queries, scores = evaluation.queries, evaluation.per_query

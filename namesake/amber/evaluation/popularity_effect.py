@@ -538,7 +538,11 @@ def popularity_effect(
     """The within-set popularity effect of a scored run (see the module docstring): the odds
     ratio of success@1 per 10x page views, and the popularity preference rate of its
     confused queries, each with its 95% interval over AmbER sets (``statistics``: by default
-    the run's own, as its other intervals)."""
+    the run's own, as its other intervals).
+
+    >>> effect = popularity_effect(score(run, queries))
+    >>> effect.odds_ratio, effect.interval, effect.preference_rate
+    """
     statistics = statistics or evaluation.statistics
     within = _within_set_effect_of(evaluation, statistics)
     more_popular, confused = _preference_counts(evaluation)
