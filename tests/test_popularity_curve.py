@@ -41,6 +41,7 @@ def test_the_csv_rows_are_the_popularity_breakdown_of_each_system(systems, writt
     assert len(csv) == len(systems) * 10 * len(MEASURES)
     for evaluation in systems:
         (breakdown,) = breakdowns(evaluation, ["popularity"])
+        (every,) = breakdowns(evaluation, ["popularity"], min_sets=1)
         rows = csv[csv["system"] == evaluation.name]
         assert rows["decile"].tolist() == [d for d in range(1, 11) for _ in MEASURES]
         assert rows["low_edge"].iloc[::2].tolist() == pytest.approx(breakdown.edges[:-1])
@@ -48,14 +49,16 @@ def test_the_csv_rows_are_the_popularity_breakdown_of_each_system(systems, writt
         for _, row in rows.iterrows():
             group = breakdown.groups[row["decile"] - 1]
             assert (row["queries"], row["sets"]) == (group.queries, group.sets)
-            if group.figures is None:
-                assert math.isnan(row["value"]) and math.isnan(row["low"])
-                assert row["sets"] < MIN_SETS
+            mean = every.groups[row["decile"] - 1].figures[row["measure"]]
+            assert row["value"] == pytest.approx(mean, abs=1e-9)  # the mean of its queries
+            if group.figures is None:  # too few sets: the figure, no interval
+                assert row["few_sets"] and row["sets"] < MIN_SETS
+                assert math.isnan(row["low"]) and math.isnan(row["high"])
                 continue
+            assert not row["few_sets"]
             assert row["value"] == pytest.approx(group.figures[row["measure"]], abs=1e-9)
             assert [row["low"], row["high"]] == pytest.approx(group.intervals[row["measure"]])
-    gaps = csv[csv["value"].isna()]
-    assert len(gaps) and (gaps["sets"] < MIN_SETS).all()
+    assert csv["few_sets"].any() and not csv["few_sets"].all()
     first = csv[csv["system"] == systems[0].name][["decile", "low_edge", "high_edge"]]
     for evaluation in systems[1:]:
         other = csv[csv["system"] == evaluation.name][["decile", "low_edge", "high_edge"]]
@@ -69,18 +72,22 @@ def test_the_png_and_svg_are_valid_files(written):
     assert ElementTree.parse(svg).getroot().tag.endswith("svg")
 
 
-def test_the_figure_has_a_line_and_band_per_system_with_gaps_not_zeros(systems):
+def test_the_figure_has_a_line_and_band_per_system_and_few_set_deciles_hollow(systems):
     curve = popularity_curve(systems)
     figure = plot_popularity_curve(curve, "human")
     try:
         for axes, measure in zip(figure.axes, MEASURES, strict=True):
-            lines = axes.get_lines()
+            lines, hollow = axes.get_lines()[::2], axes.get_lines()[1::2]
             assert [line.get_label() for line in lines] == [e.name for e in systems]
             assert len(axes.collections) == len(systems)  # the interval bands
             expected = curve[(curve["measure"] == measure) & (curve["system"] == "system1")]
             drawn = np.asarray(lines[0].get_ydata(), dtype=float)
-            assert np.array_equal(np.isnan(drawn), expected["value"].isna().to_numpy())
-            assert np.isnan(drawn).any()
+            assert drawn == pytest.approx(expected["value"].to_numpy(), nan_ok=True)
+            few = expected[expected["few_sets"]]
+            assert hollow[0].get_markerfacecolor() == "white" and len(few)
+            assert list(hollow[0].get_xdata()) == few["decile"].tolist()
+            band = axes.collections[0].get_paths()  # no band over a few-set decile
+            assert band and all(np.isfinite(path.vertices).all() for path in band)
             labels = [tick.get_text() for tick in axes.get_xticklabels()]
             assert (
                 labels[0]

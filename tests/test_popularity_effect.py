@@ -206,3 +206,17 @@ def test_the_difference_between_two_runs_is_paired_on_the_same_resamples():
     record = difference.record()
     assert record["b"]["odds_ratio_per_10x_views"] == pytest.approx(effects[1].odds_ratio)
     assert math.isnan(record["preference_rate_difference"])  # neither run confused a query
+
+
+def test_an_odds_ratio_from_too_few_sets_says_so_instead_of_a_figure():
+    from namesake.amber.evaluation.popularity_effect import PopularityEffect
+    from namesake.amber.evaluation.statistics import MIN_SETS
+
+    def effect(sets: int) -> PopularityEffect:
+        return PopularityEffect(1.84, (1.52, 2.21), sets, 4 * sets, 0.7, (0.6, 0.8), 10)
+
+    few, enough = effect(MIN_SETS - 1), effect(MIN_SETS)
+    assert few.odds_ratio_cell() == f"too few sets ({MIN_SETS - 1})"
+    assert "1.84 [1.52, 2.21], from too few sets to say anything" in few.summary()
+    assert enough.odds_ratio_cell() == "1.84 [1.52, 2.21]" and "too few" not in enough.summary()
+    assert few.preference_cell() == "0.70 [0.60, 0.80] of 10"

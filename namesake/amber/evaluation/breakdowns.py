@@ -27,6 +27,7 @@ import numpy as np
 from namesake.amber.evaluation.ir_metrics import IR_HEADERS
 from namesake.amber.evaluation.query_scores import QueryScores, SetSums
 from namesake.amber.evaluation.statistics import (
+    MIN_SETS,
     StatisticsSettings,
     bootstrap_intervals,
     figure_cell,
@@ -40,8 +41,6 @@ if TYPE_CHECKING:
 
 #: what queries can be grouped by (`namesake evaluate --by`)
 BREAKDOWN_FIELDS = ("popularity", "property", "task", "set-size")
-#: a group whose queries come from fewer sets gets a note instead of figures
-MIN_SETS = 5
 #: the measures of a group, after accuracy@k at each of the report's cut-offs
 HEADLINE_MEASURES = ("entity_confusion", "ndcg@10", "mrr@10")
 DECILES = 10

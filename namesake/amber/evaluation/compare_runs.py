@@ -144,11 +144,11 @@ class RunComparison:
                 "",
             ],
             [
-                "share of confused queries whose namesake is more popular (0.5: no preference)",
+                "share of confused queries whose namesake is more popular (0.5: no preference), "
+                "of the confused queries",
                 *(effect.preference_cell() for effect in effects),
                 self.popularity.difference_cell(),
             ],
-            ["confused queries", *(str(effect.confused_queries) for effect in effects), ""],
         ]
         return markdown_table(header, rows)
 

@@ -25,7 +25,7 @@ import numpy as np
 matplotlib.use("Agg")  # files only; no display needed
 import matplotlib.pyplot as plt  # noqa: E402
 
-from namesake.amber.evaluation.breakdowns import bin_label, breakdowns  # noqa: E402
+from namesake.amber.evaluation.breakdowns import MIN_SETS, bin_label, breakdowns  # noqa: E402
 from namesake.errors import NamesakeError  # noqa: E402
 
 if TYPE_CHECKING:
@@ -36,7 +36,7 @@ if TYPE_CHECKING:
 
 CONFUSION = "entity_confusion"
 COLUMNS = ["system", "decile", "low_edge", "high_edge", "queries", "sets", "measure"]
-COLUMNS += ["value", "low", "high"]
+COLUMNS += ["value", "low", "high", "few_sets"]
 _TITLES = {CONFUSION: "Entity confusion"}
 
 
@@ -51,8 +51,11 @@ def popularity_curve(
 ) -> pd.DataFrame:
     """One row per system x popularity decile x measure (`curve_measures`): the system's
     name, the decile (1-based) and its edges (log10 monthly page views), its queries and
-    sets, and the figure with its 95% interval (NaN for a decile from too few sets); the
-    deciles are the same for every system, those of the queries they were all scored on.
+    sets, and the figure with its 95% interval. A decile from fewer than MIN_SETS sets keeps
+    its figure (the mean of its queries) with no interval and ``few_sets`` true: the
+    breakdown's table says "too few sets" there, but a curve of AmbER's sample, whose every
+    decile is such, would otherwise be empty. The deciles are the same for every system,
+    those of the queries they were all scored on.
     Evaluations on different queries are refused, naming them; ``statistics``: the
     resampling of the intervals (default: each evaluation's own)."""
     import pandas as pd
@@ -60,18 +63,15 @@ def popularity_curve(
     measures = _check_comparable(evaluations)
     rows = []
     for evaluation in evaluations:
-        (breakdown,) = breakdowns(evaluation, ["popularity"], statistics)
+        (breakdown,) = breakdowns(evaluation, ["popularity"], statistics, min_sets=1)
         edges = breakdown.edges
         for decile, group in enumerate(breakdown.groups, 1):
+            few = group.sets < MIN_SETS
             for measure in measures:
-                figure = (
-                    (math.nan,) * 3
-                    if group.figures is None
-                    else (group.figures[measure], *group.intervals[measure])
-                )
+                interval = (math.nan, math.nan) if few else group.intervals[measure]
                 rows.append(
                     [evaluation.name, decile, edges[decile - 1], edges[decile]]
-                    + [group.queries, group.sets, measure, *figure]
+                    + [group.queries, group.sets, measure, group.figures[measure], *interval, few]
                 )
     return pd.DataFrame(rows, columns=COLUMNS)
 
@@ -126,8 +126,8 @@ def write_popularity_curve(
 
 def plot_popularity_curve(curve: pd.DataFrame, config: str):
     """Two panels (accuracy@1, entity confusion) against the popularity decile, a line per
-    system with its interval as a translucent band; NaN figures leave gaps. The caller saves
-    and closes the matplotlib figure."""
+    system with its interval as a translucent band; a decile from too few sets is a hollow
+    marker outside the band. The caller saves and closes the matplotlib figure."""
     measures = list(dict.fromkeys(curve["measure"]))
     figure, panels = plt.subplots(1, len(measures), figsize=(12, 4.8), sharex=True)
     for axes, measure in zip(np.atleast_1d(panels), measures, strict=True):
@@ -136,6 +136,15 @@ def plot_popularity_curve(curve: pd.DataFrame, config: str):
             (drawn,) = axes.plot(line["decile"], line["value"], marker="o", label=system)
             axes.fill_between(
                 line["decile"], line["low"], line["high"], color=drawn.get_color(), alpha=0.2
+            )
+            few = line[line["few_sets"]]
+            axes.plot(
+                few["decile"],
+                few["value"],
+                linestyle="none",
+                marker="o",
+                markerfacecolor="white",
+                color=drawn.get_color(),
             )
         deciles = rows.drop_duplicates("decile")
         axes.set_xticks(
@@ -151,6 +160,9 @@ def plot_popularity_curve(curve: pd.DataFrame, config: str):
         axes.set_ylim(-2, 102)
         axes.grid(alpha=0.3)
     np.atleast_1d(panels)[0].legend(loc="best", fontsize=8)
-    figure.suptitle(f"{config}: by popularity decile, 95% intervals shaded")
+    figure.suptitle(
+        f"{config}: by popularity decile, 95% intervals shaded; "
+        f"hollow: a decile from fewer than {MIN_SETS} AmbER sets, no interval"
+    )
     figure.tight_layout()
     return figure

@@ -41,6 +41,7 @@ import numpy as np
 from namesake.amber.evaluation.query_scores import SetSums
 from namesake.amber.evaluation.statistics import (
     CONFIDENCE,
+    MIN_SETS,
     StatisticsSettings,
     bootstrap_intervals,
     resampled_sets,
@@ -461,22 +462,39 @@ class PopularityEffect:
             "confused_queries": self.confused_queries,
         }
 
+    @property
+    def too_few_sets(self) -> bool:
+        """Whether the odds ratio rests on fewer than MIN_SETS informative sets: then its
+        cell says so instead of a figure (the record keeps the numbers)."""
+        return self.informative_sets < MIN_SETS
+
     def odds_ratio_cell(self) -> str:
+        if self.too_few_sets:
+            return f"too few sets ({self.informative_sets})"
         return _with_interval(self.odds_ratio, self.interval)
 
     def summary(self) -> str:
         """What `evaluate` prints and report.md says of it, in one paragraph."""
+        odds_ratio = (
+            f"{_with_interval(self.odds_ratio, self.interval)}, from too few sets to say "
+            f"anything (at least {MIN_SETS} needed)"
+            if self.too_few_sets
+            else self.odds_ratio_cell()
+        )
         return (
             f"Within-set popularity effect: odds ratio of success@1 per 10x page views "
-            f"{self.odds_ratio_cell()} (conditional logistic regression, AmbER sets as strata, "
-            f"from the {self.informative_sets} sets with a success and a failure of different "
-            f"popularity; 1: no effect). Popularity preference rate {self.preference_cell()} "
-            f"of the {self.confused_queries} confused queries: the share whose retrieved "
-            "namesake is more popular than the entity asked about (0.5: no preference)."
+            f"{odds_ratio} (conditional logistic regression, AmbER sets as strata, from the "
+            f"{self.informative_sets} sets with a success and a failure of different "
+            "popularity; 1: no effect). Popularity preference rate "
+            f"{_with_interval(self.preference_rate, self.preference_interval)} of the "
+            f"{self.confused_queries} confused queries: the share whose retrieved namesake is "
+            "more popular than the entity asked about (0.5: no preference)."
         )
 
     def preference_cell(self) -> str:
-        return _with_interval(self.preference_rate, self.preference_interval)
+        """The rate with its interval and the confused queries it is drawn from."""
+        rate = _with_interval(self.preference_rate, self.preference_interval)
+        return f"{rate} of {self.confused_queries}"
 
 
 def _two_places(value: float, signed: bool = False) -> str:
@@ -581,6 +599,10 @@ class EffectDifference:
         }
 
     def ratio_cell(self) -> str:
+        """``×1.20 [0.95, 1.51]``, or why not where either run's odds ratio rests on too few
+        sets."""
+        if self.a.too_few_sets or self.b.too_few_sets:
+            return "too few sets"
         return "×" + _with_interval(self.odds_ratio_ratio, self.odds_ratio_ratio_interval)
 
     def difference_cell(self) -> str:

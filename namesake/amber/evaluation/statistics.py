@@ -30,6 +30,10 @@ CONFIDENCE = 0.95
 BOOTSTRAP_RESAMPLES = 1000
 TEST_RESAMPLES = 10_000
 ALPHA = 0.05
+#: a figure drawn from fewer AmbER sets than this says so instead of an interval (a breakdown's
+#: group, the popularity effect's informative sets): a bootstrap over two or three sets gives
+#: an interval that means nothing
+MIN_SETS = 5
 _BATCH = 250  # resamples per matrix product: (batch x sets) weights stay ~100 MB at 50k sets
 # sign flips in one matrix product of the paired test: ~100 MB, also with 80,000 queries as units
 _SIGNS_PER_BATCH = 12_500_000
