@@ -484,8 +484,9 @@ class PopularityEffect:
         return (
             f"Within-set popularity effect: odds ratio of success@1 per 10x page views "
             f"{odds_ratio} (conditional logistic regression, AmbER sets as strata, from the "
-            f"{self.informative_sets} sets with a success and a failure of different "
-            "popularity; 1: no effect). Popularity preference rate "
+            f"{self.informative_sets} {'set' if self.informative_sets == 1 else 'sets'} with a "
+            "success and a failure of different popularity; 1: no effect). Popularity "
+            "preference rate "
             f"{_with_interval(self.preference_rate, self.preference_interval)} of the "
             f"{self.confused_queries} confused queries: the share whose retrieved namesake is "
             "more popular than the entity asked about (0.5: no preference)."
