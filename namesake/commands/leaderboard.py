@@ -36,7 +36,8 @@ def register(groups) -> None:
     add_output(
         parser,
         "--out",
-        "also write leaderboard.md, leaderboard.csv and leaderboard.json into this folder",
+        "also write leaderboard.md, leaderboard.csv, leaderboard.json and the popularity "
+        "curve of every run (popularity_curve.png, .svg, .csv) into this folder",
         kind="folder",
         writer="leaderboard",
     )
