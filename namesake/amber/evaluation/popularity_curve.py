@@ -68,10 +68,11 @@ def popularity_curve(
         for decile, group in enumerate(breakdown.groups, 1):
             few = group.sets < MIN_SETS
             for measure in measures:
+                value = math.nan if group.figures is None else group.figures[measure]  # empty
                 interval = (math.nan, math.nan) if few else group.intervals[measure]
                 rows.append(
                     [evaluation.name, decile, edges[decile - 1], edges[decile]]
-                    + [group.queries, group.sets, measure, group.figures[measure], *interval, few]
+                    + [group.queries, group.sets, measure, value, *interval, few]
                 )
     return pd.DataFrame(rows, columns=COLUMNS)
 
