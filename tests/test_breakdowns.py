@@ -219,7 +219,7 @@ def test_evaluate_by_writes_and_prints_the_breakdowns(sample_run, tmp_path, caps
     out = tmp_path / "report"
     main(
         ["evaluate", "--dataset", dataset, "--config", "human", "--predictions", str(run)]
-        + ["--out", str(out), "--by", "popularity", "--by", "property", "popularity"]
+        + ["--out", str(out), "--by", "popularity", "property", "popularity"]
     )
     printed = capsys.readouterr().out
     record = json.loads((out / "metrics.json").read_text())

@@ -56,13 +56,12 @@ def _add_evaluate(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--by",
-        action="extend",
         nargs="+",
         default=[],
         metavar="FIELD",
         help="break the headline measures down by popularity (deciles of log10 page views), "
         "property, task or set-size, each group's figure with its 95%% interval, in the "
-        "report and printed (several allowed)",
+        "report and printed (several, space-separated)",
     )
     parser.set_defaults(run=_evaluate)
 
