@@ -5,8 +5,9 @@ for many.
 
 The figures are the popularity `breakdowns` of each system (one truth: the report's table
 and the curve cannot disagree), all on the same decile edges, since every system must have
-been scored on the same queries. A decile from too few sets for a figure is a gap in its
-line, not a zero.
+been scored on the same queries. A decile from fewer than MIN_SETS sets, which the
+breakdown's table leaves without a figure, is a hollow point here with no interval (the mean
+of its queries); a decile without a query is a gap, never a zero.
 
 >>> write_popularity_curve([bm25, dense], "reports/curve")  # .csv, .png, .svg
 """

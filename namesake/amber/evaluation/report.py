@@ -29,7 +29,7 @@ from namesake.amber.evaluation.popularity_effect import (  # noqa: E402
     PopularityEffect,
     popularity_effect,
 )
-from namesake.amber.evaluation.statistics import figure_cell  # noqa: E402
+from namesake.amber.evaluation.statistics import MIN_SETS, figure_cell  # noqa: E402
 from namesake.markdown import markdown_table  # noqa: E402
 from namesake.outputs import atomic_directory  # noqa: E402
 
@@ -275,7 +275,8 @@ def report_markdown(
 CURVE_SECTION = (
     "## Popularity curve\n\n"
     "Accuracy@1 and entity confusion by popularity decile of the queries, 95% intervals "
-    "shaded; a decile from too few sets is a gap (figures: popularity_curve.csv).\n\n"
+    f"shaded; a decile from fewer than {MIN_SETS} AmbER sets is a hollow point with no "
+    "interval (figures: popularity_curve.csv).\n\n"
     "![popularity curve](popularity_curve.png)\n"
 )
 
