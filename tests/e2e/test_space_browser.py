@@ -222,14 +222,22 @@ def test_the_page_loads_nothing_from_outside_this_server(app, page):
     assert len(page.requests) > 5
 
 
-def test_search_shows_the_gold_page_with_its_badge(app, page, screenshots):
-    open_app(page, app)
+def search_shows_the_trombonist_as_gold(page) -> None:
+    """Searches `TROMBONIST_QUERY`: each retriever's column shows the trombonist's page,
+    judged gold, with its badge."""
     search(page, TROMBONIST_QUERY)
     for retriever in ("bm25", "dense"):
         gold = hit(page, retriever, TROMBONIST_PAGE)
         gold.wait_for(timeout=WAIT_MS)
         assert gold.get_attribute("data-verdict") == "gold"
         assert gold.locator(".ns-badge-gold").inner_text() == "gold entity"
+
+
+def test_search_shows_the_gold_page_with_its_badge(app, page, screenshots):
+    open_app(page, app)
+    search_shows_the_trombonist_as_gold(page)
+    for retriever in ("bm25", "dense"):
+        gold = hit(page, retriever, TROMBONIST_PAGE)
         assert "Abe Lincoln (musician)" in gold.locator(".ns-title").inner_text()
         assert gold.locator("mark.ns-name").count() >= 2  # the name in title and snippet
         president = hit(page, retriever, PRESIDENT_PAGE)
@@ -263,12 +271,7 @@ def test_search_shows_the_gold_page_with_its_badge(app, page, screenshots):
 
 def test_the_staged_space_answers_a_search_from_its_own_folder(staged_app, page):
     open_app(page, staged_app)
-    search(page, TROMBONIST_QUERY)
-    for retriever in ("bm25", "dense"):
-        gold = hit(page, retriever, TROMBONIST_PAGE)
-        gold.wait_for(timeout=WAIT_MS)
-        assert gold.get_attribute("data-verdict") == "gold"
-        assert gold.locator(".ns-badge-gold").inner_text() == "gold entity"
+    search_shows_the_trombonist_as_gold(page)
     assert page.locator("#artifacts-problem .ns-error").count() == 0
     log = staged_app.log()
     assert f"Loaded {staged_app.log_path.parent / 'space' / 'artifacts'}: 16 AmbER sets" in log
