@@ -11,9 +11,10 @@ Locally, after ``make demo``::
     python space_app/app.py [--artifacts demo_output] [--port 7860]
 
 It serves on 127.0.0.1 only; ``--host 0.0.0.0`` to serve others, ``--share`` for a public
-Gradio link (off by default). On a Hugging Face Space set ``NAMESAKE_ARTIFACTS`` (and, if the
-indexes are not there yet, ``NAMESAKE_CORPUS``) as Space variables. The page logic lives in
-``namesake.space``; this file only lays it out.
+Gradio link (off by default). The Space that ``namesake publish space`` stages carries its
+artifacts in ``artifacts/`` beside this file, which is then the default; elsewhere set
+``NAMESAKE_ARTIFACTS`` (and, if the indexes are not there yet, ``NAMESAKE_CORPUS``) as Space
+variables. The page logic lives in ``namesake.space``; this file only lays it out.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import argparse
 import functools
 import logging
 import os
+from pathlib import Path
 
 os.environ.setdefault("GRADIO_ANALYTICS_ENABLED", "False")  # no network calls of our own
 
@@ -30,12 +32,14 @@ import gradio as gr  # noqa: E402
 from namesake.data import AMBER_SAMPLE_DIR, AMBER_SAMPLE_FILES  # noqa: E402
 from namesake.errors import NamesakeError  # noqa: E402
 from namesake.space import formatting  # noqa: E402
-from namesake.space.artifacts import load_artifacts  # noqa: E402
+from namesake.space.artifacts import STAGED_FOLDER, load_artifacts  # noqa: E402
 from namesake.space.explorer import Explorer, head_or_tail  # noqa: E402
 
 logger = logging.getLogger("namesake.space")
 # The bundled sample ships inside the namesake package: the Space has no checkout around it.
 SAMPLE_CORPUS = AMBER_SAMPLE_DIR / AMBER_SAMPLE_FILES["kilt"]
+# A staged Space (`namesake publish space`) carries its artifacts here; a checkout has none.
+STAGED_ARTIFACTS = Path(__file__).resolve().parent / STAGED_FOLDER
 CSS = """
 .ns-hit { border: 1px solid #d0d7de; border-radius: 8px; padding: .5em .75em; margin: .4em 0; }
 .ns-hit[data-verdict="gold"] { border-left: 6px solid #1a7f37; }
@@ -73,8 +77,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument(
         "--artifacts",
-        default=os.environ.get("NAMESAKE_ARTIFACTS", "demo_output"),
-        help="folder `make demo` wrote (default: $NAMESAKE_ARTIFACTS or demo_output)",
+        default=os.environ.get("NAMESAKE_ARTIFACTS")
+        or (str(STAGED_ARTIFACTS) if STAGED_ARTIFACTS.is_dir() else "demo_output"),
+        help="folder `make demo` wrote (default: $NAMESAKE_ARTIFACTS, else the staged "
+        f"Space's {STAGED_FOLDER}/ beside this file, else demo_output)",
     )
     parser.add_argument(
         "--corpus",

@@ -87,6 +87,38 @@ def space_artifacts(sample_build, tmp_path_factory):
     return folder
 
 
+def write_leaderboard(artifacts: Path, work: Path) -> None:
+    """``namesake leaderboard`` of two retrievers' runs on AmbER-H QA into the artifacts
+    folder, as ``make demo`` writes it there."""
+    from namesake.cli import main
+
+    dataset = str(artifacts / "amber")
+    base = ["retrieve", "--corpus", str(SAMPLE_KILT), "--dataset", dataset, "--config", "human_qa"]
+    runs = [str(work / f"{kind}.jsonl") for kind in ("tfidf", "bm25")]
+    for kind, run in zip(("tfidf", "bm25"), runs, strict=True):
+        main([*base, "--retriever", kind, "--out", run])
+    main(
+        ["leaderboard", *runs, "--dataset", dataset, "--config", "human_qa"]
+        + ["--baseline", "bm25", "--out", str(artifacts / "leaderboard")]
+    )
+
+
+@pytest.fixture(scope="session")
+def demo_artifacts(sample_build, tmp_path_factory):
+    """An artifacts folder as ``make demo`` leaves it for the Space: the sample AmbER build,
+    the BM25 and dense indexes of the sample corpus (``amber compare --index-dir``, with
+    namesake's output markers) and a leaderboard; no page store, which ``make demo`` does
+    not write."""
+    from namesake.amber.evaluation.retrieve import open_retriever
+
+    folder = tmp_path_factory.mktemp("demo_artifacts")
+    (folder / "amber").symlink_to(sample_build[0] / "dataset", target_is_directory=True)
+    for kind in ("bm25", "dense"):
+        open_retriever(kind, SAMPLE_KILT, folder / "indexes" / kind)
+    write_leaderboard(folder, tmp_path_factory.mktemp("leaderboard_runs"))
+    return folder
+
+
 @pytest.fixture(scope="session")
 def wikipedia_excerpt() -> Path:
     """The real Wikipedia excerpt (`WIKIPEDIA_EXCERPT`): WES mining, passages, the linker."""

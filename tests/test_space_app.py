@@ -29,6 +29,21 @@ def test_defaults_serve_this_machine_only_and_never_share(app, monkeypatch):
     assert args.corpus and Path(args.corpus).name == "kilt_knowledgesource-sample.json"
 
 
+def test_a_staged_space_reads_the_artifacts_beside_its_app(tmp_path, monkeypatch):
+    """As `namesake publish space` lays it out: app.py with artifacts/ beside it, run from
+    anywhere; a checkout's app.py has none there and keeps demo_output."""
+    monkeypatch.delenv("NAMESAKE_ARTIFACTS", raising=False)
+    (tmp_path / "artifacts").mkdir()
+    staged_app = tmp_path / "app.py"
+    staged_app.write_text(APP.read_text())
+    args = load_module(staged_app, "staged_space_app").parse_args([])
+    assert args.artifacts == str(tmp_path.resolve() / "artifacts")
+    monkeypatch.setenv("NAMESAKE_ARTIFACTS", "/data/artifacts")  # a Space variable still wins
+    assert load_module(staged_app, "staged_space_app").parse_args([]).artifacts == (
+        "/data/artifacts"
+    )
+
+
 def test_environment_variables_configure_a_hosted_space(app, monkeypatch):
     monkeypatch.setenv("GRADIO_SERVER_NAME", "0.0.0.0")
     monkeypatch.setenv("NAMESAKE_ARTIFACTS", "/data/artifacts")

@@ -3,7 +3,9 @@
 The artifacts folder (``demo_output/`` after ``make demo``) holds:
 
 - ``amber/``: the AmbER dataset (``namesake amber build``); ``dataset`` may name another
-  folder or a Hub id instead.
+  folder or a Hub id instead, and so may ``amber_dataset.txt`` (a Hub id on its one line)
+  in a folder without ``amber/``: a staged Space that reads the published dataset
+  (`namesake.publish.demo_space`).
 - ``indexes/bm25/``, ``indexes/dense/``: retriever indexes (``namesake amber compare
   --index-dir``), and ``indexes/documents.arrow``, the pages' titles and texts. Missing ones
   are built from the KILT ``corpus`` on first start, into the Space's cache folder
@@ -31,12 +33,15 @@ import pyarrow as pa
 
 from namesake.amber.build.reference import COLLECTIONS
 from namesake.amber.evaluation.retrieve import open_retriever
-from namesake.errors import NamesakeError
+from namesake.errors import BadInputError, NamesakeError
 from namesake.outputs import cache_root, read_marker
 from namesake.retrieval.provenance import CORPUS_CONTENT, corpus_identity
 from namesake.space.documents import DocumentStore
 
 DATASET_DIR = "amber"
+DATASET_ID_FILE = "amber_dataset.txt"
+#: the artifacts folder's name beside a staged Space's app.py (`namesake.publish.demo_space`)
+STAGED_FOLDER = "artifacts"
 INDEX_DIR = "indexes"
 DOCUMENTS_FILE = "documents.arrow"
 WES_MODEL_DIR = "wes_scorer"
@@ -79,6 +84,20 @@ def _load_collections(dataset: str) -> tuple[pa.Table, pa.Table]:
     return pa.concat_tables(queries), pa.concat_tables(entities)
 
 
+def _folder_dataset(folder: Path) -> str:
+    """The AmbER dataset an artifacts folder holds (``amber/``), else the Hub id its
+    ``amber_dataset.txt`` names."""
+    if (folder / DATASET_DIR).is_dir():
+        return str(folder / DATASET_DIR)
+    named = folder / DATASET_ID_FILE
+    if not named.is_file():
+        raise NamesakeError(f"No AmbER dataset at {folder / DATASET_DIR}: run `make demo` first.")
+    dataset = named.read_text(encoding="utf-8").strip()
+    if not dataset:
+        raise BadInputError(named, 1, "empty: it names the AmbER dataset's Hub id")
+    return dataset
+
+
 def load_artifacts(
     folder: str | os.PathLike,
     corpus: str | os.PathLike | None = None,
@@ -98,9 +117,7 @@ def load_artifacts(
             "--artifacts pointing at the folder it wrote."
         )
     if dataset is None:
-        dataset = str(folder / DATASET_DIR)
-        if not Path(dataset).is_dir():
-            raise NamesakeError(f"No AmbER dataset at {dataset}: run `make demo` first.")
+        dataset = _folder_dataset(folder)
     try:
         queries, entities = _load_collections(dataset)
     except NamesakeError:

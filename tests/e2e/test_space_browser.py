@@ -8,6 +8,7 @@ Screenshots go to ``$NAMESAKE_E2E_SCREENSHOTS`` when set, else to the tests' tem
 
 import os
 import re
+import shutil
 import socket
 import subprocess
 import sys
@@ -16,7 +17,7 @@ import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import CHROMIUM, SAMPLE_KILT
+from conftest import CHROMIUM, SAMPLE_KILT, write_leaderboard
 from playwright.sync_api import expect, sync_playwright
 
 APP = Path(__file__).resolve().parents[2] / "space_app" / "app.py"
@@ -43,9 +44,10 @@ def free_port() -> int:
 
 
 class AppServer:
-    """``python space_app/app.py ...`` on a free port, its output kept in a log file."""
+    """``python APP ...`` (by default ``space_app/app.py``) on a free port, run in APP's
+    folder, its output kept in a log file."""
 
-    def __init__(self, folder: Path, *args: str):
+    def __init__(self, folder: Path, *args: str, app: Path = APP):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}/"
         self.log_path = folder / "app.log"
@@ -57,10 +59,11 @@ class AppServer:
         )
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
-                [sys.executable, str(APP), "--port", str(self.port), *args],
+                [sys.executable, str(app), "--port", str(self.port), *args],
                 stdout=log,
                 stderr=subprocess.STDOUT,
                 env=env,
+                cwd=app.parent,
             )
         self._wait()
 
@@ -89,22 +92,6 @@ class AppServer:
             self.process.kill()
 
 
-def write_leaderboard(artifacts: Path, work: Path) -> None:
-    """``namesake leaderboard`` of two retrievers' runs on AmbER-H QA into the artifacts
-    folder, as ``make demo`` writes it there."""
-    from namesake.cli import main
-
-    dataset = str(artifacts / "amber")
-    base = ["retrieve", "--corpus", str(SAMPLE_KILT), "--dataset", dataset, "--config", "human_qa"]
-    runs = [str(work / f"{kind}.jsonl") for kind in ("tfidf", "bm25")]
-    for kind, run in zip(("tfidf", "bm25"), runs, strict=True):
-        main([*base, "--retriever", kind, "--out", run])
-    main(
-        ["leaderboard", *runs, "--dataset", dataset, "--config", "human_qa"]
-        + ["--baseline", "bm25", "--out", str(artifacts / "leaderboard")]
-    )
-
-
 @pytest.fixture(scope="module")
 def app(sample_build, tmp_path_factory):
     """The app on a fresh artifacts folder holding only the sample AmbER build and a
@@ -124,6 +111,21 @@ def app(sample_build, tmp_path_factory):
 def app_without_artifacts(tmp_path_factory):
     folder = tmp_path_factory.mktemp("space_e2e_missing")
     server = AppServer(folder, "--artifacts", str(folder / "nowhere"))
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def staged_app(demo_artifacts, tmp_path_factory):
+    """The Space as ``namesake publish space`` stages it, copied out of the staging folder
+    to one with nothing beside it (no checkout, no demo_output) and started there with no
+    option: what it runs on comes from its own folder."""
+    from namesake.publish.demo_space import stage_demo_space
+
+    staged = stage_demo_space(tmp_path_factory.mktemp("staging") / "space", demo_artifacts)
+    copy = tmp_path_factory.mktemp("hub_space") / "space"
+    shutil.copytree(staged, copy)
+    server = AppServer(copy.parent, app=copy / "app.py")
     yield server
     server.stop()
 
@@ -220,14 +222,22 @@ def test_the_page_loads_nothing_from_outside_this_server(app, page):
     assert len(page.requests) > 5
 
 
-def test_search_shows_the_gold_page_with_its_badge(app, page, screenshots):
-    open_app(page, app)
+def search_shows_the_trombonist_as_gold(page) -> None:
+    """Searches `TROMBONIST_QUERY`: each retriever's column shows the trombonist's page,
+    judged gold, with its badge."""
     search(page, TROMBONIST_QUERY)
     for retriever in ("bm25", "dense"):
         gold = hit(page, retriever, TROMBONIST_PAGE)
         gold.wait_for(timeout=WAIT_MS)
         assert gold.get_attribute("data-verdict") == "gold"
         assert gold.locator(".ns-badge-gold").inner_text() == "gold entity"
+
+
+def test_search_shows_the_gold_page_with_its_badge(app, page, screenshots):
+    open_app(page, app)
+    search_shows_the_trombonist_as_gold(page)
+    for retriever in ("bm25", "dense"):
+        gold = hit(page, retriever, TROMBONIST_PAGE)
         assert "Abe Lincoln (musician)" in gold.locator(".ns-title").inner_text()
         assert gold.locator("mark.ns-name").count() >= 2  # the name in title and snippet
         president = hit(page, retriever, PRESIDENT_PAGE)
@@ -257,6 +267,15 @@ def test_search_shows_the_gold_page_with_its_badge(app, page, screenshots):
     assert president.get_attribute("data-verdict") == "gold"
     assert hit(page, "dense", TROMBONIST_PAGE).get_attribute("data-verdict") == "confused"
     assert page.dialogs == []
+
+
+def test_the_staged_space_answers_a_search_from_its_own_folder(staged_app, page):
+    open_app(page, staged_app)
+    search_shows_the_trombonist_as_gold(page)
+    assert page.locator("#artifacts-problem .ns-error").count() == 0
+    log = staged_app.log()
+    assert f"Loaded {staged_app.log_path.parent / 'space' / 'artifacts'}: 16 AmbER sets" in log
+    assert "Building the" not in log  # nothing built: the indexes and page store came along
 
 
 def test_an_example_query_fills_the_query_box(app, page):
