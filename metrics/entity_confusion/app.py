@@ -1,15 +1,10 @@
-"""The metric's Space: its page, served by gradio (`python app.py`, as the Hub runs it).
-
-The page's code has one source, namesake's `namesake.publish.metric_widget`: a staged
-Space (`namesake publish metric entity_confusion`) carries a copy of it beside this
-file, since it has no namesake installed; in namesake's checkout the package provides it.
-"""
+"""The metric's Space: `python app.py` serves its page (namesake.publish.metric_widget)."""
 
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 
-if (HERE / "metric_widget.py").is_file():  # the staged Space's copy
+if (HERE / "metric_widget.py").is_file():  # the staged Space's copy: it has no namesake
     from metric_widget import launch
 else:  # namesake's checkout, or an installed namesake
     from namesake.publish.metric_widget import launch
