@@ -1,8 +1,12 @@
+"""The metric's Space: `python app.py` serves its page (namesake.publish.metric_widget)."""
+
 from pathlib import Path
 
-import evaluate
-from evaluate.utils import launch_gradio_widget
+HERE = Path(__file__).resolve().parent
 
-# Load the module from this folder (a Space serves it from its own checkout).
-module = evaluate.load(str(Path(__file__).resolve().parent / "wes_similarity.py"))
-launch_gradio_widget(module)
+if (HERE / "metric_widget.py").is_file():  # the staged Space's copy: it has no namesake
+    from metric_widget import launch
+else:  # namesake's checkout, or an installed namesake
+    from namesake.publish.metric_widget import launch
+
+launch(HERE / "wes_similarity.py")

@@ -1,2 +1,3 @@
-"""Everything namesake puts on the Hugging Face Hub, each first staged as the exact folder
-to upload and validated there: ``namesake publish``."""
+"""Everything namesake puts on the Hugging Face Hub (``namesake publish``): datasets,
+metrics, the demo Space and models, each first staged as the exact folder to upload and
+validated there, then uploaded."""

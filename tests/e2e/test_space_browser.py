@@ -9,87 +9,20 @@ Screenshots go to ``$NAMESAKE_E2E_SCREENSHOTS`` when set, else to the tests' tem
 import os
 import re
 import shutil
-import socket
-import subprocess
-import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import pytest
-from conftest import CHROMIUM, SAMPLE_KILT, write_leaderboard
-from playwright.sync_api import expect, sync_playwright
+from app_server import AppServer, headless_chromium
+from conftest import SAMPLE_KILT, write_leaderboard
+from playwright.sync_api import expect
 
 APP = Path(__file__).resolve().parents[2] / "space_app" / "app.py"
-CHROMIUM_FLAGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
-STARTUP_SECONDS = 300
 WAIT_MS = 60_000
 FILL_ATTEMPTS, FILL_SETTLE_MS = 5, 2_000
 TROMBONIST_QUERY = "What musical instrument does Abe Lincoln play?"
 TROMBONIST_PAGE, PRESIDENT_PAGE = "3412877", "307"
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-class AppServer:
-    """``python APP ...`` (by default ``space_app/app.py``) on a free port, run in APP's
-    folder, its output kept in a log file."""
-
-    def __init__(self, folder: Path, *args: str, app: Path = APP):
-        self.port = free_port()
-        self.url = f"http://127.0.0.1:{self.port}/"
-        self.log_path = folder / "app.log"
-        env = dict(
-            os.environ,
-            HF_HUB_OFFLINE="1",
-            HF_DATASETS_OFFLINE="1",
-            XDG_CACHE_HOME=str(folder / "cache"),
-        )
-        with open(self.log_path, "wb") as log:
-            self.process = subprocess.Popen(
-                [sys.executable, str(app), "--port", str(self.port), *args],
-                stdout=log,
-                stderr=subprocess.STDOUT,
-                env=env,
-                cwd=app.parent,
-            )
-        self._wait()
-
-    def log(self) -> str:
-        return self.log_path.read_text(errors="replace")
-
-    def _wait(self) -> None:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while time.monotonic() < deadline:
-            if self.process.poll() is not None:
-                pytest.fail(f"the app exited with {self.process.returncode}:\n{self.log()[-3000:]}")
-            try:
-                with urllib.request.urlopen(self.url, timeout=5) as response:
-                    if response.status == 200:
-                        return
-            except OSError:
-                time.sleep(1)
-        self.stop()
-        pytest.fail(f"the app did not serve within {STARTUP_SECONDS}s:\n{self.log()[-3000:]}")
-
-    def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
 
 
 @pytest.fixture(scope="module")
@@ -101,7 +34,7 @@ def app(sample_build, tmp_path_factory):
     (folder / "artifacts" / "amber").symlink_to(sample_build[0] / "dataset")
     write_leaderboard(folder / "artifacts", folder)
     server = AppServer(
-        folder, "--artifacts", str(folder / "artifacts"), "--corpus", str(SAMPLE_KILT)
+        folder, APP, "--artifacts", str(folder / "artifacts"), "--corpus", str(SAMPLE_KILT)
     )
     yield server
     server.stop()
@@ -110,7 +43,7 @@ def app(sample_build, tmp_path_factory):
 @pytest.fixture(scope="module")
 def app_without_artifacts(tmp_path_factory):
     folder = tmp_path_factory.mktemp("space_e2e_missing")
-    server = AppServer(folder, "--artifacts", str(folder / "nowhere"))
+    server = AppServer(folder, APP, "--artifacts", str(folder / "nowhere"))
     yield server
     server.stop()
 
@@ -125,17 +58,15 @@ def staged_app(demo_artifacts, tmp_path_factory):
     staged = stage_demo_space(tmp_path_factory.mktemp("staging") / "space", demo_artifacts)
     copy = tmp_path_factory.mktemp("hub_space") / "space"
     shutil.copytree(staged, copy)
-    server = AppServer(copy.parent, app=copy / "app.py")
+    server = AppServer(copy.parent, copy / "app.py", cwd=copy)
     yield server
     server.stop()
 
 
 @pytest.fixture(scope="module")
 def browser():
-    with sync_playwright() as p:  # conftest.py stops the run first when CHROMIUM is missing
-        chromium = p.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_FLAGS)
+    with headless_chromium() as chromium:
         yield chromium
-        chromium.close()
 
 
 @pytest.fixture(scope="module")
