@@ -15,6 +15,7 @@ from namesake.commands import (
     index,
     leaderboard,
     paper,
+    publish,
     retrieve,
     wes,
 )
@@ -49,4 +50,5 @@ def build_parser() -> argparse.ArgumentParser:
     ecqg.register(groups)
     wes.register(groups)
     paper.register(groups)
+    publish.register(groups)
     return parser

@@ -85,6 +85,13 @@ def card_entries(written: Mapping[str, WrittenConfig], default: str) -> dict:
     }
 
 
+def size_category(rows: int) -> str:
+    """The card's `size_categories` entry for a dataset of `rows` rows, in the Hub's bins."""
+    bounds = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K")]
+    bounds += [(1_000_000, "100K<n<1M"), (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M")]
+    return next((label for bound, label in bounds if rows < bound), "100M<n<1B")
+
+
 def _write_shard(folder: Path, stem: str, table: pa.Table) -> Path:
     """Writes `table` to ``folder/<stem>-<digest>.parquet``, the digest of the file's bytes."""
     # imported here, not with the module (~20 ms): `import namesake.amber.build.pipeline`, which

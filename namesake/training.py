@@ -30,8 +30,9 @@ do; what would otherwise be written five times, and drift apart, lives here:
   ``huggingface_hub.ModelCard`` (the YAML header from ``ModelCardData``, which drops unset
   fields);
 - :func:`finish`: the output folder (model, ``metrics.json``, card) written through
-  :func:`namesake.outputs.atomic_directory` (never half a model) and pushed with
-  :func:`namesake.hub.push_folder` when asked.
+  :func:`namesake.outputs.atomic_directory` (never half a model) and, when asked, staged,
+  checked and uploaded by :func:`namesake.publish.models.publish_model`, as
+  ``namesake publish model`` does (the repo id and the token are checked before training).
 """
 
 from __future__ import annotations
@@ -46,7 +47,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from namesake.hub import push_folder
+from namesake.errors import NamesakeError
 from namesake.outputs import (
     Output,
     OutputRefused,
@@ -56,6 +57,8 @@ from namesake.outputs import (
     declared_inputs,
     overwriting,
 )
+from namesake.publish.models import publish_model
+from namesake.publish.upload import check_repo_id, resolve_token
 
 #: The file beside ``accelerator.save_state``'s files that makes a folder a checkpoint.
 STATE_FILE = "training_state.json"
@@ -238,6 +241,12 @@ def check_training_arguments(parser: argparse.ArgumentParser, args, *positive: s
     """
     if args.push_to_hub and not args.hub_model_id:
         parser.error("--push_to_hub needs --hub_model_id")
+    if args.push_to_hub:  # before the training, not after it: the id and a token
+        try:
+            check_repo_id(args.hub_model_id, "--hub_model_id")
+            resolve_token(None)
+        except NamesakeError as exc:
+            parser.error(str(exc))
     names = (
         "per_device_train_batch_size",
         "per_device_eval_batch_size",
@@ -795,8 +804,8 @@ def finish(
             (staging / "README.md").write_text(card(), encoding="utf-8")
         logger.info(f"saved {output_dir}")
         if args.push_to_hub:
-            push_folder(output_dir, args.hub_model_id, repo_type="model")
-            logger.info(f"pushed to https://huggingface.co/{args.hub_model_id}")
+            url = publish_model(output_dir, args.hub_model_id)
+            logger.info(f"pushed to https://huggingface.co/{args.hub_model_id}: {url}")
     accelerator.wait_for_everyone()
     accelerator.end_training()
     return metrics if accelerator.is_main_process else None

@@ -2,8 +2,8 @@
 atomic outputs and offline loading with `datasets`.
 
 Every fixture is a small dump written in the real format by ``tests/dumps.py``; only the
-Hub upload (``HfApi.create_repo`` / ``HfApi.upload_folder``) is replaced, and the failure
-injected into the writer of the atomic-output tests.
+failure injected into the writer of the atomic-output tests is a stand-in (uploads are
+tests/test_publish.py's).
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ from dumps import (
     write_wikidata,
 )
 from folders import folder_files
-from huggingface_hub import HfApi
 
 import namesake.amber.build.pipeline as build_module
 from namesake.amber.build.pageviews import read_pageviews
@@ -772,65 +771,16 @@ def test_cli_stats(reference, tmp_path, capsys):
     assert str(caught.value.code).startswith(f"namesake: error: {tmp_path / 'in'}")
 
 
-def _expected_upload(folder: Path) -> list[str]:
-    """Every file of the build but namesake's output marker, which stays local."""
-    assert (folder / MARKER).is_file()
-    return sorted(
-        str(p.relative_to(folder)) for p in folder.rglob("*") if p.is_file() and p.name != MARKER
-    )
-
-
-def _forbid_upload(monkeypatch):
-    def forbidden(*args, **kwargs):
-        raise AssertionError("must not touch the Hub")
-
-    monkeypatch.setattr(HfApi, "create_repo", forbidden)
-    monkeypatch.setattr(HfApi, "upload_folder", forbidden)
-
-
-def test_cli_push_dry_run_lists_files_and_uploads_nothing(reference, capsys, monkeypatch):
-    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
-    _forbid_upload(monkeypatch)
-    main(["amber", "push", str(reference), "--repo-id", "x/y", "--dry-run"])
-    lines = capsys.readouterr().out.splitlines()
-    files = _expected_upload(reference)
-    assert "README.md" in files and len(files) == 1 + len(CONFIGS)
-    assert lines[0] == f"Would upload {len(files)} file(s) to datasets/x/y:"
-    assert [line.strip() for line in lines[1:]] == files
-
-
-def test_cli_push_uploads_a_dataset_repo(reference, tmp_path, capsys, monkeypatch):
-    folder = tmp_path / "dataset"
-    shutil.copytree(reference, folder)
-    (folder / ".cache").mkdir()
-    (folder / ".cache" / "lock").write_text("x")  # hidden files are not uploaded
-    calls = []
-
-    def create_repo(self, repo_id, **kwargs):
-        calls.append(("create_repo", repo_id, kwargs))
-        return f"https://huggingface.co/datasets/{repo_id}"
-
-    def upload_folder(self, **kwargs):
-        calls.append(("upload_folder", kwargs.get("repo_id"), kwargs))
-        return "https://huggingface.co/datasets/x/y/commit/abc"
-
-    monkeypatch.setattr(HfApi, "create_repo", create_repo)
-    monkeypatch.setattr(HfApi, "upload_folder", upload_folder)
-    main(["amber", "push", str(folder), "--repo-id", "x/y", "--private"])
-
-    assert [call[0] for call in calls] == ["create_repo", "upload_folder"]
-    _, repo_id, kwargs = calls[0]
-    assert repo_id == "x/y"
-    assert kwargs["repo_type"] == "dataset" and kwargs["private"] is True
-    assert kwargs.get("exist_ok") is True
-    _, repo_id, kwargs = calls[1]
-    assert repo_id == "x/y" and kwargs["repo_type"] == "dataset"
-    assert Path(kwargs["folder_path"]) == folder
-    uploaded = sorted(kwargs["allow_patterns"])
-    assert uploaded == [f for f in _expected_upload(folder) if not f.startswith(".")]
-    assert "README.md" in uploaded and ".cache/lock" not in uploaded
-    out = capsys.readouterr().out
-    assert f"Uploaded {len(uploaded)} file(s)" in out and "commit/abc" in out
+def test_cli_push_is_removed_and_names_its_successor(tmp_path):
+    """`amber push` is `namesake publish dataset amber` now (tests/test_publish.py): any
+    old command line, options included, gets one line saying so, and uploads nothing."""
+    for old in ([str(tmp_path), "--repo-id", "x/y", "--dry-run"], ["--private", str(tmp_path)]):
+        with pytest.raises(SystemExit) as caught:
+            main(["amber", "push", *old])
+        message = str(caught.value.code)
+        assert message.startswith("namesake: error: `namesake amber push` is removed")
+        assert "namesake publish dataset amber FOLDER --repo-id OWNER/NAME" in message
+        assert "\n" not in message
 
 
 # ---------------------------------------------------------------------------------------

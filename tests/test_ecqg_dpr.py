@@ -303,12 +303,19 @@ def test_resume_continues_step_count(tiny, trained):
 
 
 def test_push_to_hub_is_mocked(tiny, monkeypatch):
+    """The Hub is replaced (no network): the trained folder is staged and checked as
+    `namesake publish model` does, and the staged copy's files are uploaded."""
     from huggingface_hub import HfApi
 
+    from namesake.publish.staging import publishable_files
+
     calls = []
+    monkeypatch.setenv("HF_TOKEN", "hf_test_token")
     monkeypatch.setattr(HfApi, "create_repo", lambda self, *a, **k: calls.append(("create", a, k)))
     monkeypatch.setattr(
-        HfApi, "upload_folder", lambda self, *a, **k: calls.append(("upload", a, k))
+        HfApi,
+        "upload_folder",
+        lambda self, **k: calls.append(("upload", publishable_files(k["folder_path"]), k)),
     )
     out = tiny[0] / "pushed" / "dpr"
     load_script("train_dpr").main(
@@ -318,7 +325,8 @@ def test_push_to_hub_is_mocked(tiny, monkeypatch):
     )
     assert [c[0] for c in calls] == ["create", "upload"]
     assert calls[1][2]["repo_id"] == "me/tiny-dpr"
-    assert calls[1][2]["folder_path"] == str(out.resolve())
+    assert calls[1][1] == calls[1][2]["allow_patterns"] == publishable_files(out)
+    assert "question_encoder/config.json" in calls[1][1]
 
 
 def test_evaluate_dpr(tiny, trained, tmp_path, capsys):

@@ -269,6 +269,7 @@ def test_train_qg_push_to_hub_only_when_asked(
     from huggingface_hub import HfApi
 
     calls = []
+    monkeypatch.setenv("HF_TOKEN", "hf_test_token")  # no network: HfApi is replaced
     monkeypatch.setattr(
         HfApi, "create_repo", lambda self, repo_id, **k: calls.append(("create", repo_id))
     )

@@ -1,7 +1,8 @@
 """Builds the AmbER Hub dataset: a thin entry point over `namesake amber build`.
 
 With no dump arguments it builds the bundled hand-made sample (see sample/README.md);
-pass --wikidata/--pageviews/--kilt to rebuild from real dumps, then `namesake amber push`.
+pass --wikidata/--pageviews/--kilt to rebuild from real dumps, then upload it with
+`namesake publish dataset amber`.
 """
 
 import argparse

@@ -106,12 +106,14 @@ def _add_amber(parser: argparse.ArgumentParser) -> None:
     )
     qrels.set_defaults(run=_amber_qrels)
 
-    push = commands.add_parser("push", help="upload a build to the Hugging Face Hub")
-    _add_build_folder(push)
-    push.add_argument("--repo-id", required=True, help="e.g. your-name/amber")
-    push.add_argument("--private", action="store_true", help="create the Hub repo as private")
-    push.add_argument("--token", help="Hub token (default: the logged-in one)")
-    push.add_argument("--dry-run", action="store_true", help="list the files, upload nothing")
+    # Removed: it is `namesake publish dataset amber`. Its old options still parse, so that
+    # any old command line gets that one line rather than a usage error.
+    push = commands.add_parser("push", help="removed: see `namesake publish dataset amber`")
+    push.add_argument("removed", nargs="*", help=argparse.SUPPRESS)
+    for option in ("--repo-id", "--token"):
+        push.add_argument(option, help=argparse.SUPPRESS)
+    for option in ("--private", "--dry-run"):
+        push.add_argument(option, action="store_true", help=argparse.SUPPRESS)
     push.set_defaults(run=_amber_push)
 
     export = commands.add_parser(
@@ -386,15 +388,12 @@ def _amber_stats(args) -> None:
 
 
 def _amber_push(args) -> None:
-    from namesake.hub import list_upload, push_folder
+    from namesake.errors import NamesakeError
 
-    files = list_upload(args.dataset)
-    if args.dry_run:
-        print(f"Would upload {len(files)} file(s) to datasets/{args.repo_id}:")
-        print("\n".join(f"  {name}" for name in files))
-        return
-    url = push_folder(args.dataset, args.repo_id, private=args.private, token=args.token)
-    print(f"Uploaded {len(files)} file(s): {url}")
+    raise NamesakeError(
+        "`namesake amber push` is removed: run `namesake publish dataset amber FOLDER "
+        "--repo-id OWNER/NAME` (--stage-only DIR stages and checks it, uploading nothing)"
+    )
 
 
 def _amber_export(args) -> None:

@@ -56,14 +56,30 @@ DUMP_DATE = re.compile(
 )
 
 
-def dump_year(paths: Sequence[str | os.PathLike]) -> int | None:
-    """The year of the dump's date in its file name (`enwiki-20181220-pages-...` -> 2018),
-    or None when no name carries a date."""
+def dump_date(paths: Sequence[str | os.PathLike]) -> str | None:
+    """The dump's date in its file name (`enwiki-20181220-pages-...` -> '2018-12-20'), or
+    None when no name carries a date."""
     for path in paths:
         match = DUMP_DATE.search(Path(path).name)
         if match:
-            return int(match.group(1))
+            digits = match.group(0)
+            return f"{digits[:4]}-{digits[4:6]}-{digits[6:]}"
     return None
+
+
+def dump_year(paths: Sequence[str | os.PathLike]) -> int | None:
+    """The year of the dump's date in its file name (`enwiki-20181220-pages-...` -> 2018),
+    or None when no name carries a date."""
+    date = dump_date(paths)
+    return int(date[:4]) if date else None
+
+
+def dump_sources(paths: Sequence[Path], year: int) -> dict[str, str]:
+    """The card's provenance, which `namesake publish dataset wes` requires: the dump's file
+    names and its date, from the names, else the year given (``--year``) and that the names
+    carry no date."""
+    date = dump_date(paths) or f"{year} (given with --year; the file name carries no date)"
+    return {"dump": ", ".join(p.name for p in paths), "dump date": date}
 
 
 def build_wes(
@@ -215,7 +231,7 @@ def build_wes(
             configs,
             written,
             report.statistics,
-            {"dump": ", ".join(p.name for p in paths)},
+            dump_sources(paths, year),
             filters,
             report.notes(),
             hard_negatives_section(strategies, report.statistics),

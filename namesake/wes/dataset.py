@@ -13,7 +13,13 @@ import pyarrow.compute as pc
 import yaml
 
 import namesake
-from namesake.dataset_folder import WrittenConfig, card_entries, read_shards, write_config
+from namesake.dataset_folder import (
+    WrittenConfig,
+    card_entries,
+    read_shards,
+    size_category,
+    write_config,
+)
 from namesake.errors import BadInputError
 from namesake.markdown import markdown_table
 from namesake.papers import NOT_IN_PAPER, paper
@@ -136,7 +142,7 @@ def dataset_card(
         "language": ["en"],
         "task_categories": ["text-classification", "sentence-similarity"],
         "tags": ["named-entities", "synonyms", "paraphrasing", "wikipedia", "entity-similarity"],
-        "size_categories": [_size_category(total)],
+        "size_categories": [size_category(total)],
         **card_entries(written, default=next(iter(written))),
     }
     thresholds = sorted(stats)
@@ -212,9 +218,3 @@ def hard_negatives_section(strategies, stats: dict[int, dict]) -> str:
             hardness_table(measured),
         ]
     return "\n".join(lines)
-
-
-def _size_category(rows: int) -> str:
-    bounds = [(1_000, "n<1K"), (10_000, "1K<n<10K"), (100_000, "10K<n<100K")]
-    bounds += [(1_000_000, "100K<n<1M"), (10_000_000, "1M<n<10M"), (100_000_000, "10M<n<100M")]
-    return next((label for bound, label in bounds if rows < bound), "100M<n<1B")
