@@ -369,3 +369,40 @@ def test_push_to_hub_checks_the_repo_id_and_token_before_training(monkeypatch, c
         with pytest.raises(SystemExit):
             training.check_training_arguments(parser, args)
         assert expected in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("name", ["entity_confusion", "wes_similarity"])
+def test_a_metric_space_is_staged_and_uploaded_as_a_gradio_space(name, recorder, tmp_path):
+    """`publish metric`: --stage-only writes the Space the metric_space checks passed, and
+    the upload (to the recorder: no network) sends exactly that tree as a gradio Space."""
+    from namesake.metrics import metric_path
+
+    staged = tmp_path / "staged"
+    main(["publish", "metric", name, "--stage-only", str(staged)])
+    expected = sorted([*publishable_files(metric_path(name)), "metric_widget.py"])
+    assert publishable_files(staged) == expected
+    assert not recorder.calls  # staged only
+
+    main(["publish", "metric", name, "--repo-id", f"me/{name}"])
+    (_, repo_id, created, _), (_, _, uploaded, tree) = recorder.calls
+    assert repo_id == f"me/{name}" and created["repo_type"] == "space"
+    assert created["space_sdk"] == "gradio" and uploaded["repo_type"] == "space"
+    assert uploaded["allow_patterns"] == expected and tree == sorted([*expected, MARKER])
+
+
+def test_the_demo_space_is_staged_and_uploaded_with_its_artifacts(
+    demo_artifacts, recorder, tmp_path
+):
+    staged = tmp_path / "staged"
+    main(["publish", "space", "--artifacts", str(demo_artifacts), "--stage-only", str(staged)])
+    files = publishable_files(staged)
+    assert {"app.py", "README.md", "requirements.txt"} <= set(files)
+    assert any(name.startswith("wheels/namesake-") and name.endswith(".whl") for name in files)
+    assert "artifacts/leaderboard/leaderboard.md" in files
+    assert any(name.startswith("artifacts/amber/") for name in files)
+
+    main(["publish", "space", "--artifacts", str(demo_artifacts), "--repo-id", "me/demo"])
+    (_, repo_id, created, _), (_, _, uploaded, tree) = recorder.calls
+    assert repo_id == "me/demo" and created["repo_type"] == "space"
+    assert created["space_sdk"] == "gradio"
+    assert uploaded["allow_patterns"] == files and tree == sorted([*files, MARKER])

@@ -45,6 +45,7 @@ import namesake
 from namesake.data import amber_sample
 from namesake.errors import NamesakeError
 from namesake.outputs import atomic_directory
+from namesake.publish.staging import copy_publishable
 from namesake.retrieval.corpus import read_kilt_documents
 from namesake.retrieval.provenance import corpus_identity, same_corpus
 from namesake.retrieval.storage import read_settings
@@ -204,7 +205,7 @@ def _stage_artifacts(source: Path, target: Path, dataset: str | None) -> None:
     if dataset is None:
         parts.append(Path(DATASET_DIR))
     for part in parts:
-        _copy_tree(source / part, target / part)
+        copy_publishable(source / part, target / part)
     if dataset is not None:
         (target / DATASET_ID_FILE).write_text(f"{dataset}\n", encoding="utf-8")
     store = source / INDEX_DIR / DOCUMENTS_FILE
@@ -213,17 +214,6 @@ def _stage_artifacts(source: Path, target: Path, dataset: str | None) -> None:
     else:
         corpus = _indexed_corpus(source / INDEX_DIR)
         write_documents(read_kilt_documents(corpus), target / INDEX_DIR / DOCUMENTS_FILE)
-
-
-def _copy_tree(source: Path, target: Path) -> None:
-    """Copies `source` without what namesake keeps for itself: its output markers, caches,
-    the ``.NAME.partial-*`` / ``.old-*`` folders a killed run left, hidden files.
-    (A private stand-in until namesake/publish/staging.py's common copy exists.)"""
-
-    def left_out(folder: str, names: list[str]) -> list[str]:
-        return [name for name in names if name.startswith(".") or name == "__pycache__"]
-
-    shutil.copytree(source, target, ignore=left_out)
 
 
 def _indexed_corpus(indexes: Path) -> Path:

@@ -28,6 +28,7 @@ from namesake.errors import BadInputError, NamesakeError
 from namesake.metrics import METRICS, metric_path
 from namesake.outputs import atomic_directory
 from namesake.publish import metric_widget
+from namesake.publish.staging import copy_publishable
 
 WRITER = "publish metric"
 WIDGET_FILE = "metric_widget.py"
@@ -44,10 +45,7 @@ def stage_metric_space(name: str, out: Path) -> Path:
     source = metric_path(name)
     sdk_version = installed_gradio_version()
     with atomic_directory(out, writer=WRITER) as staged:
-        # Caches and hidden files (evaluate's, an editor's) are no part of the Space.
-        shutil.copytree(
-            source, staged, ignore=shutil.ignore_patterns(".*", "__pycache__"), dirs_exist_ok=True
-        )
+        copy_publishable(source, staged)  # caches and hidden files are no part of the Space
         shutil.copyfile(metric_widget.__file__, staged / WIDGET_FILE)
         card = staged / "README.md"
         card.write_text(

@@ -23,8 +23,6 @@ TROMBONIST_QUERY = "What musical instrument does Abe Lincoln play?"
 TROMBONIST_PAGE, PRESIDENT_PAGE = "3412877", "307"
 
 
-
-
 @pytest.fixture(scope="module")
 def app(sample_build, tmp_path_factory):
     """The app on a fresh artifacts folder holding only the sample AmbER build and a
