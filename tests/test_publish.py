@@ -406,3 +406,10 @@ def test_the_demo_space_is_staged_and_uploaded_with_its_artifacts(
     assert repo_id == "me/demo" and created["repo_type"] == "space"
     assert created["space_sdk"] == "gradio"
     assert uploaded["allow_patterns"] == files and tree == sorted([*files, MARKER])
+
+
+def test_a_metric_space_named_otherwise_than_its_script_is_refused(recorder):
+    message = _error_line(["publish", "metric", "entity_confusion", "--repo-id", "me/confusion"])
+    assert message.startswith("--repo-id me/confusion: a metric Space is loaded by evaluate")
+    assert message.endswith("name it after the metric's script, me/entity_confusion")
+    assert not recorder.calls

@@ -113,8 +113,9 @@ def _publish_model(args) -> None:
 
 
 def _publish_metric(args) -> None:
-    from namesake.publish.metric_space import stage_metric_space
+    from namesake.publish.metric_space import check_metric_repo_id, stage_metric_space
 
+    check_metric_repo_id(args.name, args.repo_id)  # before any work
     _publish(args, "space", lambda out: stage_metric_space(args.name, out))
 
 

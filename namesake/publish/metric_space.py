@@ -59,6 +59,17 @@ def stage_metric_space(name: str, out: Path) -> Path:
     return Path(out)
 
 
+def check_metric_repo_id(name: str, repo_id: str | None) -> None:
+    """A metric Space must be named after its script: ``evaluate.load("OWNER/NAME")`` loads
+    ``NAME.py`` from the repo, so another name would publish a metric nobody can load."""
+    if repo_id is not None and repo_id.rpartition("/")[2] != name:
+        owner = repo_id.rpartition("/")[0] or "OWNER"
+        raise NamesakeError(
+            f"--repo-id {repo_id}: a metric Space is loaded by evaluate.load('OWNER/NAME'), "
+            f"which reads NAME.py: name it after the metric's script, {owner}/{name}"
+        )
+
+
 def installed_gradio_version() -> str:
     """The version of the gradio installed here: the one a metric Space declares."""
     try:
