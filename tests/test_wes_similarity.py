@@ -40,7 +40,10 @@ def test_module_is_self_contained():
     sibling modules that the script imports (not those its siblings import)."""
     siblings = {path.stem for path in MODULE_DIR.glob("*.py")} - {"wes_similarity", "app"}
     assert siblings == {"answer_text", "features", "frozen_scorers", "scorers", "span_encoder"}
-    for path in MODULE_DIR.glob("*.py"):
+    # app.py is the Space's entry point, no module of the metric: it imports namesake's page
+    # only in a checkout, and the staged Space runs without namesake
+    # (tests/e2e/test_metric_space_browser.py)
+    for path in set(MODULE_DIR.glob("*.py")) - {MODULE_DIR / "app.py"}:
         absolute, relative = set(), set()
         for node in ast.walk(ast.parse(path.read_text())):
             if isinstance(node, ast.Import):
