@@ -173,7 +173,13 @@ class Evaluation:
         first gold page (null: none retrieved), every measure of the report in points, and
         for a confused query the namesake whose page ranked above every gold page (QID and
         popularity rank within the set). Its means over all, head and tail queries, and the
-        share of sets whose every query is right, are the report's figures."""
+        share of sets whose every query is right, are the report's figures. Built once per
+        evaluation (the report's parquet and the popularity effect's preference rate both read
+        it; an Arrow table is immutable, so they can share it)."""
+        return self._per_query_table
+
+    @functools.cached_property
+    def _per_query_table(self):
         import pyarrow as pa
 
         from namesake.amber.evaluation.ir_metrics import NOT_RETRIEVED
