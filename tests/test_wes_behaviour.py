@@ -2,13 +2,19 @@
 hand-written answers whose verdict nobody disputes, one capability per group, each judged at
 the default's saved threshold with its question and without it (`compute(predictions,
 references)`, the call every `evaluate` user writes first). The first four cases are the
-ones that fooled namesake-wes-scorer-v1 (issue 25); the last six groups, five cases each, the
-classes namesake-wes-scorer-v3 got wrong (issue 37)."""
+ones that fooled namesake-wes-scorer-v1 (issue 25); six groups of five cases each, the
+classes namesake-wes-scorer-v3 got wrong (issue 37); the last four groups, the classes
+namesake-wes-scorer-v4 got wrong when written with other words (issue 53), in words that are
+not in the development half of the generated cases (namesake.wes.scoring.behaviour_cases),
+each with a right answer of the same shape. The held-out half of those generated cases is
+judged at the end."""
 
 from pathlib import Path
 
 import evaluate
 import pytest
+
+from namesake.wes.scoring.behaviour_cases import HALVES, cases, halves
 
 MODULE_DIR = Path(__file__).parent.parent / "metrics" / "wes_similarity"
 RIGHT, WRONG = True, False
@@ -171,6 +177,165 @@ CASES = {
         (PRIDE_AND_PREJUDICE, ["Jane Austen"], "Austen", RIGHT),
         (SOUTH_POLE, ["Roald Amundsen"], "Amundsen", RIGHT),
     ],
+    # issue 53: v4's classes in other words; the gold answer named, another entity asserted
+    "belief corrected, in other words": [
+        (
+            "Who invented the light bulb?",
+            ["Thomas Edison"],
+            "Many credit Thomas Edison, yet in truth it was Joseph Swan.",
+            WRONG,
+        ),
+        (
+            "What is the capital of Australia?",
+            ["Canberra"],
+            "Visitors often assume Canberra; the real capital is Sydney.",
+            WRONG,
+        ),
+        (
+            "Who painted The Last Supper?",
+            ["Leonardo da Vinci"],
+            "It is usually attributed to Leonardo da Vinci, although Titian actually painted it.",
+            WRONG,
+        ),
+        (
+            "What is the largest ocean?",
+            ["Pacific"],
+            "Many would name the Pacific; in reality it is the Atlantic.",
+            WRONG,
+        ),
+        (
+            "Who composed the Moonlight Sonata?",
+            ["Ludwig van Beethoven"],
+            "Most listeners think of Beethoven, but in fact Chopin wrote it.",
+            WRONG,
+        ),
+        (
+            "Who composed the Moonlight Sonata?",
+            ["Ludwig van Beethoven"],
+            "Ludwig van Beethoven, although many listeners think of Chopin.",
+            RIGHT,
+        ),
+        (
+            "What is the capital of Australia?",
+            ["Canberra"],
+            "Canberra, even though visitors often assume Sydney.",
+            RIGHT,
+        ),
+    ],
+    "denial, in other words": [
+        (
+            "Who wrote Don Quixote?",
+            ["Miguel de Cervantes"],
+            "Miguel de Cervantes wasn't the author; Lope de Vega was.",
+            WRONG,
+        ),
+        (
+            "What is the capital of Canada?",
+            ["Ottawa"],
+            "Absolutely not Ottawa, but Montreal.",
+            WRONG,
+        ),
+        (
+            "Who was the first man on the Moon?",
+            ["Neil Armstrong"],
+            "Buzz Aldrin, clearly not Neil Armstrong.",
+            WRONG,
+        ),
+        (
+            "Which planet is known as the Red Planet?",
+            ["Mars"],
+            "The answer isn't Mars: it's Jupiter.",
+            WRONG,
+        ),
+        (
+            "Who formulated the law of universal gravitation?",
+            ["Isaac Newton"],
+            "It wasn't Isaac Newton who found it, it was Galileo.",
+            WRONG,
+        ),
+        (
+            "Who was the first man on the Moon?",
+            ["Neil Armstrong"],
+            "Neil Armstrong, clearly not Buzz Aldrin.",
+            RIGHT,
+        ),
+    ],
+    "order or comparison, in other words": [
+        (
+            "Who was the first person to reach the North Pole?",
+            ["Robert Peary"],
+            "Frederick Cook, trailing Robert Peary by a year.",
+            WRONG,
+        ),
+        (
+            "What is the longest river in the world?",
+            ["Nile"],
+            "The Amazon, second only to the Nile.",
+            WRONG,
+        ),
+        (
+            "Who won the men's 100 m at the 2008 Olympics?",
+            ["Usain Bolt"],
+            "Richard Thompson, finishing in the wake of Usain Bolt.",
+            WRONG,
+        ),
+        (
+            "Who published the field equations of general relativity first?",
+            ["Albert Einstein"],
+            "David Hilbert, days prior to Albert Einstein.",
+            WRONG,
+        ),
+        (
+            "Who reached the South Pole first?",
+            ["Roald Amundsen"],
+            "Robert Scott got there following Roald Amundsen.",
+            WRONG,
+        ),
+        (
+            "Who was the first person to reach the North Pole?",
+            ["Robert Peary"],
+            "Robert Peary, with Frederick Cook trailing by a year.",
+            RIGHT,
+        ),
+    ],
+    "relative clause, in other words": [
+        (
+            "Which country won the 2010 FIFA World Cup?",
+            ["Spain"],
+            "The Netherlands, who lost the final to Spain.",
+            WRONG,
+        ),
+        (
+            "Who painted Guernica?",
+            ["Pablo Picasso"],
+            "Georges Braque, whose friend Pablo Picasso shared his studio.",
+            WRONG,
+        ),
+        (
+            "Who was the first president of the United States?",
+            ["George Washington"],
+            "It was John Adams, who served as vice president under George Washington.",
+            WRONG,
+        ),
+        (
+            "Which city hosted the 2012 Summer Olympics?",
+            ["London"],
+            "Paris, the city that lost the bid to London.",
+            WRONG,
+        ),
+        (
+            "Who directed Titanic?",
+            ["James Cameron"],
+            "Ridley Scott, with whom James Cameron is often compared.",
+            WRONG,
+        ),
+        (
+            "Which country won the 2010 FIFA World Cup?",
+            ["Spain"],
+            "Spain, who beat the Netherlands in the final.",
+            RIGHT,
+        ),
+    ],
 }
 ROWS = [(group, *case) for group, cases in CASES.items() for case in cases]
 
@@ -215,3 +380,35 @@ def test_default_gets_the_verdict_right(
         f"{group}: {answer!r} for {references} is {verdict}, scored {score:.3f} "
         f"(threshold {threshold:.3f})"
     )
+
+
+# issue 53: the held-out half of the generated cases (frames and cue words never used while
+# the rules were written), judged once; at least 95% right with and without questions.
+HELD_OUT_TARGET = 0.95
+
+
+def test_the_generated_halves_are_disjoint_and_fixed():
+    for fields in halves().values():
+        for split in fields.values():
+            assert set(split["development"]).isdisjoint(split["held-out"])
+            assert split["held-out"]  # every list has a held-out half
+    assert cases("held-out") == cases("held-out")  # drawn with a fixed seed
+    assert set(HALVES) == {"development", "held-out"}
+
+
+@pytest.mark.parametrize("with_question", [True, False], ids=["with question", "without"])
+def test_held_out_generated_cases_are_judged_right(metric, with_question):
+    held = cases("held-out")
+    kwargs = {"questions": [c.question for c in held]} if with_question else {}
+    result = metric.compute(
+        predictions=[c.answer for c in held],
+        references=[list(c.references) for c in held],
+        **kwargs,
+    )
+    wrong = [
+        (round(score, 3), c.right, c.answer)
+        for c, score in zip(held, result["scores"], strict=True)
+        if (score >= result["threshold"]) != c.right
+    ]
+    accuracy = 1 - len(wrong) / len(held)
+    assert accuracy >= HELD_OUT_TARGET, f"{accuracy:.3f} of {len(held)}; wrong: {wrong[:20]}"

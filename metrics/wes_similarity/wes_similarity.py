@@ -70,6 +70,7 @@ from .answer_text import (
     squad_normalize,
     token_f1,
 )
+from .asserted import asserted_text, token_status
 from .features import (
     HYBRID_FEATURES,
     canonical_tokens,
@@ -122,6 +123,7 @@ __all__ = [
     "Scorer",
     "SpanEncoder",
     "WesSimilarity",
+    "asserted_text",
     "bundled_bi_encoder",
     "canonical_tokens",
     "committed_text",
@@ -140,6 +142,7 @@ __all__ = [
     "score_pairs",
     "squad_normalize",
     "surname_match",
+    "token_status",
     "token_f1",
 ]
 

@@ -1,0 +1,119 @@
+"""namesake-wes-scorer-v5 against v4 (issue 53): what reading the asserted entity costs or
+gains on people's judgments.
+
+v5 is v4's regression on features version 5, which differ from version 4 only where an
+answer's parse finds every gold mention merely mentioned while it asserts a rival
+(`asserted_text`); elsewhere the two versions compute the same features (scores do not
+depend on the rest of a call). So version 4's features of EVOUNA's test split are computed
+once (cached under ``--out``) and version 5's only for the answers `asserted_text` reads
+otherwise. Reported: EVOUNA test, NQ and TQ, with and without questions, ROC-AUC and
+accuracy at the saved threshold, v4 against v5, and the answers read otherwise.
+
+    .venv/bin/python benchmarks/bench_wes_asserted.py --out /tmp/wes_v5
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+
+import numpy as np
+
+from namesake.metrics import metric_module
+from namesake.wes.scoring.answer_scorer import hybrid_features, withhold_question
+from namesake.wes.scoring.judgments import read_judged
+from namesake.wes.scoring.thresholds import accuracy_at, roc_auc
+
+
+def features_of(records, encoder: str, version: int, cache: Path) -> np.ndarray:
+    """HYBRID_FEATURES of every record with its question, computed once, cached."""
+    if cache.is_file():
+        return np.load(cache)["features"]
+    keys = [(r.question, r.references, r.candidate) for r in records]
+    distinct = list(dict.fromkeys(keys))
+    start = time.perf_counter()
+    values = hybrid_features(
+        [q or None for q, _, _ in distinct],
+        [list(refs) for _, refs, _ in distinct],
+        [c for _, _, c in distinct],
+        encoder,
+        version=version,
+    )
+    print(f"features version {version}: {time.perf_counter() - start:.0f} s")
+    index = {key: i for i, key in enumerate(distinct)}
+    features = values[[index[k] for k in keys]]
+    cache.parent.mkdir(parents=True, exist_ok=True)
+    np.savez(cache, features=features)
+    return features
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--out", required=True, help="cache and result folder")
+    args = parser.parse_args()
+    out = Path(args.out)
+    module = metric_module("wes_similarity")
+    v4 = module.DEFAULT_SCORERS["namesake-wes-scorer-v4"]
+    v5 = module.DEFAULT_SCORERS["namesake-wes-scorer-v5"]
+    records = [r for r in read_judged().records if r.split == "test"]
+    labels = np.array([r.label for r in records])
+    features4 = features_of(records, v4["encoder"], 4, out / "features-v4-test.npz")
+    start = time.perf_counter()
+    otherwise = {}  # record index: the text version 5 scores
+    for i, r in enumerate(records):
+        text = module.asserted_text(r.question or None, list(r.references), r.candidate)
+        if text is not None:
+            otherwise[i] = text
+    parse_s = time.perf_counter() - start
+    features5 = features4.copy()
+    rows = sorted(otherwise)
+    if rows:
+        features5[rows] = hybrid_features(
+            [records[i].question or None for i in rows],
+            [list(records[i].references) for i in rows],
+            [records[i].candidate for i in rows],
+            v5["encoder"],
+            version=5,
+        )
+    scorers = {"namesake-wes-scorer-v4": (v4, features4), "namesake-wes-scorer-v5": (v5, features5)}
+    dataset = np.array([r.dataset for r in records])
+    result = {"read otherwise": {}, "figures": {}, "asserted_text seconds": parse_s}
+    for d in ("nq", "tq"):
+        on = dataset == d
+        result["read otherwise"][d] = [
+            {
+                "question": records[i].question,
+                "references": list(records[i].references),
+                "answer": records[i].candidate,
+                "label": records[i].label,
+                "scored": otherwise[i],
+            }
+            for i in rows
+            if on[i]
+        ]
+        for name, (config, values) in scorers.items():
+            combiner = module.LogisticCombiner(config["combiner"])
+            for with_q in (True, False):
+                scores = combiner.predict_proba(values if with_q else withhold_question(values))
+                tag = f"{d.upper()} {'with' if with_q else 'without'} q"
+                result["figures"].setdefault(name, {})[tag] = {
+                    "auc": roc_auc(labels[on], scores[on]),
+                    "accuracy": accuracy_at(labels[on], scores[on], config["threshold"]),
+                }
+    (out / "v5.json").write_text(json.dumps(result, indent=2))
+    counts = {d: len(v) for d, v in result["read otherwise"].items()}
+    print(f"test answers read otherwise by version 5: {counts} ({parse_s:.1f} s)")
+    print(
+        "| scorer (ROC-AUC / accuracy at the saved threshold) | "
+        + " | ".join(next(iter(result["figures"].values())))
+        + " |"
+    )
+    for name, row in result["figures"].items():
+        cells = [f"{v['auc']:.4f} / {v['accuracy']:.4f}" for v in row.values()]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+
+
+if __name__ == "__main__":
+    main()
