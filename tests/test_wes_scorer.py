@@ -224,6 +224,7 @@ PUBLISHED = [
     ("namesake-wes-scorer-v2", "HYBRID_FEATURES_V2", [1.0, 0.028, 0.999, 0.264]),
     ("namesake-wes-scorer-v3", "HYBRID_FEATURES_V3", [1.0, 0.029, 0.999, 0.244]),
     ("namesake-wes-scorer-v4", "HYBRID_FEATURES", [1.0, 0.025, 0.999, 0.287]),
+    ("namesake-wes-scorer-v5", "HYBRID_FEATURES", [1.0, 0.036, 0.999, 0.287]),
 ]
 EXAMPLE = {
     "predictions": ["NYC", "It was not Einstein, it was Bohr.", "Albert Einstein", "Paris"],

@@ -132,7 +132,7 @@ _BELIEF_ADVERBS = frozenset(
     ["supposedly", "allegedly", "reportedly", "mistakenly", "wrongly", "falsely", "erroneously"]
 )
 _GROUPS = frozenset(
-    ["many", "some", "most", "others", "they", "people", "folk", "folks", "everyone", "everybody"]
+    ["many", "some", "most", "others", "people", "folk", "folks", "everyone", "everybody"]
 )
 # The complements a verb of belief reports (not its subject, the believer).
 _REPORTED_EDGES = frozenset(
@@ -158,8 +158,8 @@ def _believes(verb) -> bool:
     is a belief or an unnamed group of people, or one a reporting adverb qualifies."""
     if verb.dep_ == "acl" and verb.tag_ == "VBN":
         return False  # a participle that names: "a character named Bonnie"
-    if verb.tag_ == "NN":
-        return False  # a noun: "another name for X"
+    if verb.pos_ == "NOUN":  # a verb read as a noun only with its believer: "a myth names X"
+        return any(c.lower_ in _BELIEF_NOUNS | _GROUPS for c in verb.children)
     if verb.lower_ in _BELIEF_VERBS:
         return True
     for child in verb.children:
