@@ -29,8 +29,9 @@ every mention of a gold answer must be non-asserted, and the answer is scored wi
 Otherwise the answer goes on to `committed_text`'s rules (version 4) unchanged.
 
 The parse runs only on answers that mention a gold answer and hold a possible rival (a
-capitalised word or a number that is neither gold nor in the question): short answers and
-most sentences pay nothing. Parses are cached per call (emptied with the `per_call_cache`s).
+capitalised word or a number that is neither gold nor in the question) and have at most
+MAX_PARSED_WORDS words: short answers and most sentences pay nothing. Parses are cached
+per call (emptied with the `per_call_cache`s).
 """
 
 from __future__ import annotations
@@ -458,7 +459,7 @@ def _principal(token) -> bool:
 
 # Answers longer than this are read as version 4 reads them: a long answer explains, and
 # names many entities in positions a parse cannot rank.
-MAX_PARSED_WORDS = 30
+MAX_PARSED_WORDS = 20
 
 
 def _is_number(text: str) -> bool:

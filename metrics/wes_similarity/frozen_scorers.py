@@ -550,7 +550,7 @@ SCORER_V4 = frozen_scorer(
 # fragment's modifier) while it asserts another entity of its kind is dropped before every
 # feature, as version 4's rules dropped a gold answer after "not". Elsewhere version 5
 # computes exactly version 4's features, so v5 scores as v4 on every other answer. Not
-# refitted: on EVOUNA's test split version 5 reads 0.1% of the answers otherwise
+# refitted: on EVOUNA's test split version 5 reads 1 answer of 11,625 otherwise
 # (docs/performance/wes-scorer-v5.md), too few to move a refit.
 SCORER_V5 = {
     **SCORER_V4,
