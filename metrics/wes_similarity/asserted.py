@@ -36,6 +36,7 @@ per call (emptied with the `per_call_cache`s).
 
 from __future__ import annotations
 
+import functools
 import re
 
 from .answer_text import _PER_CALL_CACHES, squad_normalize
@@ -409,8 +410,14 @@ class _Parses(dict):
     """The parses of this call's answers (text -> spaCy Doc), emptied with the other
     per-call caches (`clear_per_call_caches`)."""
 
+    __name__ = "_parses"
+
     def cache_clear(self) -> None:
         self.clear()
+
+    def cache_info(self):
+        """As `functools.lru_cache`'s (hits are not counted)."""
+        return functools._CacheInfo(0, len(self), None, len(self))
 
 
 _PARSES = _Parses()
