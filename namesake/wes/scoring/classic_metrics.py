@@ -27,7 +27,7 @@ compares the candidate with each gold answer and keeps the best score (max over 
   sentence-transformers model is trained at), no idf, no baseline rescaling (monotonic, so it
   changes no ROC-AUC), max over references; candidates scored in chunks to bound memory;
 - ``wes_similarity`` (``wes_similarity_scorer``): the project's metric with its default,
-  namesake-wes-scorer-v4 (the hybrid scorer; the questions go with the answers), or the
+  namesake-wes-scorer-v5 (the hybrid scorer; the questions go with the answers), or the
   ``model`` given; the scorer's ``model`` attribute says which.
 
 The heavy libraries are imported when a scorer is first called, not on import.
