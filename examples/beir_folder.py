@@ -20,12 +20,14 @@ SAMPLE_KILT = "dataset_scripts/amber/sample/kilt_knowledgesource-sample.json"
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument("--dataset", default="demo_output/amber", help="an AmbER folder or Hub id")
     p.add_argument("--config", default="human_qa")
     p.add_argument("--corpus", default=SAMPLE_KILT, help="the KILT knowledge source")
     p.add_argument("--distractors", type=int, default=20, help="pages beside the set pages")
-    p.add_argument("--out", default="demo_output/beir_human_qa", help="the BEIR folder")
+    p.add_argument("--out", help="the BEIR folder (default: demo_output/beir_CONFIG)")
     p.add_argument("--model", help="a sentence-transformers model (default: all-MiniLM-L6-v2)")
     p.add_argument("--score-function", default="cos_sim", choices=["cos_sim", "dot"])
     return p
@@ -42,9 +44,10 @@ def main(argv: list[str] | None = None) -> None:
     from namesake.amber.evaluation.beir_export import export_beir  # `namesake amber export`
     from namesake.bundled_models import minilm_path
 
-    export = export_beir(args.dataset, args.config, args.corpus, args.out, "set", args.distractors)
+    out = args.out or f"demo_output/beir_{args.config}"
+    export = export_beir(args.dataset, args.config, args.corpus, out, "set", args.distractors)
     print("\n".join(export.lines()))
-    corpus, queries, qrels = GenericDataLoader(args.out).load(split="test")
+    corpus, queries, qrels = GenericDataLoader(out).load(split="test")
     search = DenseRetrievalExactSearch(SentenceBERT(args.model or minilm_path()), batch_size=64)
     retriever = EvaluateRetrieval(search, k_values=[1, 10, 100], score_function=args.score_function)
     results = retriever.retrieve(corpus, queries)  # query id -> {page id: score}

@@ -20,9 +20,15 @@ PREDICTIONS = "demo_output/retrieval/predictions"
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("a", nargs="?", default=f"{PREDICTIONS}/bm25-human_qa.jsonl", help="baseline")
-    p.add_argument("b", nargs="?", default=f"{PREDICTIONS}/dense-human_qa.jsonl")
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument(
+        "a", nargs="?", default=f"{PREDICTIONS}/bm25-human_qa.jsonl", help="the baseline"
+    )
+    p.add_argument(
+        "b", nargs="?", default=f"{PREDICTIONS}/dense-human_qa.jsonl", help="B, against A"
+    )
     p.add_argument("--dataset", default="demo_output/amber", help="an AmbER folder or Hub id")
     p.add_argument("--config", default="human_qa")
     p.add_argument("--names", nargs=2, metavar=("A", "B"), help="default: the files' stems")

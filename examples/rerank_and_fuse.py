@@ -18,9 +18,12 @@ SAMPLE_KILT = "dataset_scripts/amber/sample/kilt_knowledgesource-sample.json"
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("first", nargs="?", default=f"{PREDICTIONS}/bm25-human_qa.jsonl")
-    p.add_argument("second", nargs="?", default=f"{PREDICTIONS}/dense-human_qa.jsonl")
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    first, second = "the first stage, reranked", "the run fused with it (a TREC run or KILT lines)"
+    p.add_argument("first", nargs="?", default=f"{PREDICTIONS}/bm25-human_qa.jsonl", help=first)
+    p.add_argument("second", nargs="?", default=f"{PREDICTIONS}/dense-human_qa.jsonl", help=second)
     p.add_argument("--dataset", default="demo_output/amber", help="an AmbER folder or Hub id")
     p.add_argument("--config", default="human_qa")
     p.add_argument("--corpus", default=SAMPLE_KILT, help="the KILT pages the runs rank")

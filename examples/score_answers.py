@@ -29,8 +29,10 @@ ANSWERS = [
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    p.add_argument("--answers", help="JSON lines of question, answer, gold (default: built in)")
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    p.add_argument("--answers", help="JSON lines: question, answer, gold (default: built in)")
     p.add_argument("--metric", help="the wes_similarity folder (default: namesake's copy)")
     p.add_argument("--model", help="a saved WES scorer or cross-encoder (default: the metric's)")
     return p
@@ -46,19 +48,19 @@ def main(argv: list[str] | None = None) -> None:
     if args.answers:
         with open(args.answers, encoding="utf-8") as f:
             rows = [json.loads(line) for line in f if line.strip()]
-        answers = [(row["question"], row["gold"], row["answer"]) for row in rows]
+        answers = [(row.get("question", ""), row["gold"], row["answer"]) for row in rows]
     questions, gold, predictions = (list(column) for column in zip(*answers, strict=True))
     wes = evaluate.load(args.metric or str(metric_path("wes_similarity")))
     kwargs = {"predictions": predictions, "references": gold, "model_name_or_path": args.model}
-    without, with_ = wes.compute(**kwargs), wes.compute(**kwargs, questions=questions)
+    without, with_questions = wes.compute(**kwargs), wes.compute(**kwargs, questions=questions)
 
-    threshold = with_["threshold"]
-    print(f"{with_['model']} ({with_['scorer']}): an answer is right at {threshold:.3f} or above")
+    scorer, threshold = f"{without['model']} ({without['scorer']})", without["threshold"]
+    print(f"{scorer}: an answer is right at {threshold:.3f} or above")
     print("question | gold | answer | without the question | with it")
-    for row, *scores in zip(answers, without["scores"], with_["scores"], strict=True):
+    for row, *scores in zip(answers, without["scores"], with_questions["scores"], strict=True):
         verdicts = [f"{s:.3f} {'right' if s >= threshold else 'wrong'}" for s in scores]
         print(" | ".join([row[0], " / ".join(row[1]), row[2], *verdicts]))
-    for result in (without, with_):
+    for result in (without, with_questions):
         right = round(result["accuracy"] * len(answers))
         print(
             f"{result['regime']}: {right} of {len(answers)} judged right; {result['regime_reason']}"

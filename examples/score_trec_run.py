@@ -17,9 +17,14 @@ import argparse
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     p.add_argument(
-        "run", nargs="?", default="demo_output/retrieval/predictions/bm25-human_qa.jsonl"
+        "run",
+        nargs="?",
+        default="demo_output/retrieval/predictions/bm25-human_qa.jsonl",
+        help="a TREC run or KILT JSON lines (default: the demo's BM25 run)",
     )
     p.add_argument("--dataset", default="demo_output/amber", help="an AmbER folder or Hub id")
     p.add_argument("--config", default="human_qa")
