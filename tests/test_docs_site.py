@@ -1,0 +1,70 @@
+"""The documentation site builds: ``mkdocs build --strict`` (every warning an error: a broken
+link, a page missing from the nav, a docstring mkdocstrings cannot read), offline, as
+``make docs`` builds it. This test is how ``make test`` builds the site, once."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from docs_pages import REPO, namesake_commands
+
+MKDOCS = Path(sys.prefix) / "bin" / "mkdocs"
+
+
+@pytest.fixture(scope="module")
+def site(tmp_path_factory) -> tuple[Path, float]:
+    """The site built into a temporary folder, and the build's seconds."""
+    out = tmp_path_factory.mktemp("site")
+    env = dict(os.environ, HF_HUB_OFFLINE="1", HF_DATASETS_OFFLINE="1", NO_MKDOCS_2_WARNING="1")
+    start = time.perf_counter()
+    result = subprocess.run(
+        [str(MKDOCS), "build", "--strict", "--config-file", str(REPO / "mkdocs.yml")]
+        + ["--site-dir", str(out)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    seconds = time.perf_counter() - start
+    assert result.returncode == 0, f"mkdocs build --strict failed:\n{result.stderr[-6000:]}"
+    return out, seconds
+
+
+def test_the_site_builds_strict_and_offline(site):
+    out, seconds = site
+    assert (out / "index.html").is_file()
+    pages = list(out.rglob("*.html"))
+    # theme fonts are off (font: false): no page asks Google Fonts for anything
+    assert not [page for page in pages if "fonts.googleapis" in page.read_text(encoding="utf-8")]
+    assert not (out / "hooks").exists()  # the hook is code, not a page
+    print(f"mkdocs build --strict: {seconds:.1f} s")
+
+
+def test_the_cli_reference_is_generated_for_every_command(site):
+    out, _ = site
+    page = (out / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
+    assert "<!-- namesake-cli -->" not in page
+    missing = [
+        " ".join(("namesake", *path))
+        for path in namesake_commands()
+        if f'id="{"-".join(("namesake", *path))}"' not in page
+    ]
+    assert not missing, f"commands without a section in the CLI reference: {missing}"
+    assert "usage: namesake compare-runs" in page
+
+
+def test_the_api_reference_documents_the_public_names(site):
+    import namesake
+
+    out, _ = site
+    page = (out / "reference" / "api" / "index.html").read_text(encoding="utf-8")
+    missing = [
+        name for name in namesake.__all__ if f'id="{namesake._API[name]}.{name}"' not in page
+    ]
+    assert not missing, f"public names missing from docs/reference/api.md: {missing}"
