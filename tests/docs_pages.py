@@ -471,11 +471,12 @@ def check_namesake(argv: list[str], where: str = "namesake") -> list[str]:
 
 def flags_used(args: list[str]) -> list[str]:
     """The flags among the arguments (up to ``--``): ``--x=1`` is ``--x``; ``-1`` is a value;
-    ``--$mode`` is the shell's to fill in."""
+    ``--$mode`` is the shell's to fill in; ``[--workers N]`` shows an optional flag."""
     flags = []
     for arg in args:
         if arg == "--":
             break
+        arg = arg.lstrip("[").rstrip("]")  # usage-style optional parts: [--workers N]
         if arg.startswith("-") and arg != "-" and not re.match(r"^-\d", arg) and "$" not in arg:
             flags.append(arg.split("=", 1)[0])
     return flags

@@ -43,7 +43,8 @@ def test_the_site_builds_strict_and_offline(site):
     # theme fonts are off (font: false): no page asks Google Fonts for anything
     assert not [page for page in pages if "fonts.googleapis" in page.read_text(encoding="utf-8")]
     assert not (out / "hooks").exists()  # the hook is code, not a page
-    print(f"mkdocs build --strict: {seconds:.1f} s")
+    # issue 52: under a minute (about 6 s on 2 cores in November 2026); the margin is wide
+    assert seconds < 60, f"mkdocs build --strict took {seconds:.0f} s"
 
 
 def test_the_cli_reference_is_generated_for_every_command(site):
