@@ -6,7 +6,8 @@ names is there.
   ``namesake SUB [SUB2] ...`` is resolved through the real argparse tree of `namesake.cli` and
   each flag checked against that command's parser; ``python PATH`` and
   ``accelerate launch [flags] PATH`` need PATH to exist and its parser to accept the flags
-  (accelerate's own flags against accelerate's parser); ``make TARGET`` a Makefile target.
+  (accelerate's own flags against accelerate's parser); ``make TARGET`` a Makefile target;
+  a repository path a command reads (not an output flag's value) must exist.
 - Prose: an inline code span starting with ``--`` is a flag of some parser (namesake's tree,
   the scripts of training/, dataset_scripts/, benchmarks/ and examples/) or of an external tool
   in `EXTERNAL_FLAGS`.
@@ -109,9 +110,33 @@ def command_problems(pages: list[Path]) -> list[Problem]:
             if not block.shell:
                 continue
             for line, argv in block.commands():
-                problems += [
-                    Problem(Path(path), line, message) for message in _check(argv, scripts)
-                ]
+                messages = _check(argv, scripts) + _read_paths(argv)
+                problems += [Problem(Path(path), line, message) for message in messages]
+    return problems
+
+
+#: flags whose value is a path the command writes (it need not exist yet)
+OUTPUT_FLAG = re.compile(r"^--?(o|out|output|out[-_]\w+|output[-_]\w+|\w+[-_]dir|\w+[-_]out)$")
+
+
+def _read_paths(argv: list[str]) -> list[str]:
+    """A repository path a command line names (``--corpus dataset_scripts/...``, a test file)
+    must exist, unless it is the value of an output flag or under a git-ignored folder."""
+    problems, script = [], _script_of(argv)  # a missing script is reported as such
+    for previous, arg in zip(["", *argv], argv, strict=False):
+        token = arg.split("=", 1)[1] if arg.startswith("--") and "=" in arg else arg
+        flag = arg.split("=", 1)[0] if token is not arg else previous
+        token = token.split("::", 1)[0]
+        if (
+            not token.startswith(REPO_PREFIXES)
+            or token == script
+            or OUTPUT_FLAG.match(flag)
+            or token.startswith(ignored_folders())
+            or re.search(r"[<>$]|\.\.\.|[A-Z]{3,}", token)
+        ):
+            continue
+        if not _repo_path_exists(token):
+            problems.append(f"no file `{token}` in the repository")
     return problems
 
 
@@ -276,6 +301,7 @@ python training/no_such_script.py --x 1
 accelerate launch --num_processes 2 --no_such_accelerate_flag training/train_dpr.py \\
     --output_dir o
 make no-such-target
+namesake evaluate --dataset d --config human_qa --predictions tests/data/renamed.jsonl --out r
 ```
 
 Use `--no-such-prose-flag` with `--candidates set`; see `namesake/no_such_module.py` and
@@ -294,6 +320,8 @@ HF_DATASETS_OFFLINE=1 /usr/bin/time -v namesake amber compare --corpus c.json \\
 MINILM=$(python -c "print('m')")
 namesake retrieve --corpus c.json --dataset d --out "$(pwd)/runs" --top-k=10 > out.txt
 python -m namesake evaluate --help
+namesake retrieve --corpus dataset_scripts/amber/sample/kilt_knowledgesource-sample.json \\
+    --dataset d --config human_qa --retriever bm25 --out examples/written-here.jsonl
 accelerate launch --num_processes 2 training/train_dpr.py --train_file t.json --output_dir o
 python dataset_scripts/amber/build.py --out demo_output/amber --jsonl-dir j
 python my_own_script.py --anything
@@ -333,16 +361,17 @@ def test_self_test_planted_errors_are_caught_with_file_and_line(tmp_path):
         f"{at}8: no script `training/no_such_script.py` in the repository",
         f"{at}9: `accelerate launch` has no flag `--no_such_accelerate_flag`",
         f"{at}11: the Makefile has no target `no-such-target`",
+        f"{at}12: no file `tests/data/renamed.jsonl` in the repository",
     ]
     assert len(found) == len(expected), "\n".join(found)
     for message, start in zip(found, expected, strict=True):
         assert message.startswith(start), message
     assert [str(p) for p in flag_problems([page])] == [
-        f"{at}14: `--no-such-prose-flag` is no parser's flag"
+        f"{at}15: `--no-such-prose-flag` is no parser's flag"
     ]
     assert [str(p) for p in path_problems([page])] == [
-        f"{at}14: no file `namesake/no_such_module.py`",
-        f"{at}15: broken link `no-such-page.md`",
+        f"{at}15: no file `namesake/no_such_module.py`",
+        f"{at}16: broken link `no-such-page.md`",
     ]
 
 
