@@ -14,9 +14,9 @@ The contract between the pages and the tests (issue 52): every fenced ``bash``/`
   non-blank lines must appear in that block's stdout.
 
 Every function takes the pages (paths) it reads, so the tests' self-tests call them on small
-planted pages. Run as a script (``python tests/docs_pages.py --dump-parsers PATH...``) it prints
-the flags of each script's argparse parser as JSON, without running the script's work: the
-parser is caught when the script asks it to parse.
+planted pages. Run as a script (``python tests/docs_pages.py --dump-parsers REPO PATH...``)
+it prints the flags of each script's argparse parser as JSON, without running the script's
+work: the parser is caught when the script asks it to parse.
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ import re
 import shlex
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -491,17 +492,12 @@ def repo_scripts(repo: Path = REPO) -> list[str]:
 @functools.cache
 def script_parsers(scripts: tuple[str, ...], repo: Path = REPO) -> dict[str, dict]:
     """{script: {"flags": [...]} or {"error": why}} for the repository's scripts, read in one
-    subprocess (the scripts import torch and more; none of it stays in the test process)."""
+    subprocess (the scripts import torch and more; none of it stays in the test process), in
+    an empty temporary folder (whatever a script might do before parsing lands there)."""
     if not scripts:
         return {}
-    result = subprocess.run(
-        [sys.executable, str(Path(__file__).resolve()), "--dump-parsers", *scripts],
-        cwd=repo,
-        capture_output=True,
-        text=True,
-        timeout=600,
-        env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"},
-    )
+    with tempfile.TemporaryDirectory() as folder:
+        result = _dump_in(folder, scripts, repo)
     if result.returncode:
         raise RuntimeError(f"reading the scripts' parsers failed:\n{result.stderr[-3000:]}")
     parsers = json.loads(result.stdout.strip().splitlines()[-1])
@@ -509,6 +505,17 @@ def script_parsers(scripts: tuple[str, ...], repo: Path = REPO) -> dict[str, dic
         if "flags" in parsers.get(script, {}):
             parsers[script]["flags"] += sorted(option_strings(namesake_commands()[forward]))
     return parsers
+
+
+def _dump_in(folder: str, scripts: tuple[str, ...], repo: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(Path(__file__).resolve()), "--dump-parsers", str(repo), *scripts],
+        cwd=folder,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        env={**os.environ, "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"},
+    )
 
 
 @functools.cache
@@ -528,20 +535,31 @@ def make_targets(makefile: Path = REPO / "Makefile") -> frozenset[str]:
     return frozenset(target for target in targets if not target.startswith("."))
 
 
+SCRIPT_WAIT_S = 60
+
+
 class _Caught(Exception):
     def __init__(self, parser: argparse.ArgumentParser) -> None:
         self.parser = parser
 
 
-def _dump_parsers(scripts: list[str]) -> None:
+def _dump_parsers(repo: Path, scripts: list[str]) -> None:
     """Runs each script as ``__main__`` with argparse's parsing replaced by a trap that
-    raises with the parser: its flags, without any of the script's work."""
+    raises with the parser: its flags, without any of the script's work. A script whose text
+    never parses arguments is not run (it takes no flags); one that has not asked within
+    `SCRIPT_WAIT_S` is stopped."""
     import contextlib
     import io
     import runpy
+    import signal
 
     def trap(self, args=None, namespace=None):
         raise _Caught(self)
+
+    def too_long(signum, frame):
+        raise TimeoutError(f"it did not ask argparse to parse within {SCRIPT_WAIT_S} s")
+
+    signal.signal(signal.SIGALRM, too_long)
 
     argparse.ArgumentParser.parse_known_args = trap
     argparse.ArgumentParser.parse_args = trap
@@ -550,11 +568,16 @@ def _dump_parsers(scripts: list[str]) -> None:
         argparse.ArgumentParser.parse_intermixed_args = trap
     found = {}
     for script in scripts:
-        sys.argv = [script, "--help"]
-        sys.path.insert(0, str(Path(script).resolve().parent))  # as `python script` would
+        path = repo / script
+        if not re.search(r"pars|argv", path.read_text(encoding="utf-8")):
+            found[script] = {"flags": []}
+            continue
+        sys.argv = [str(path), "--help"]
+        sys.path.insert(0, str(path.parent))  # as `python script` would
         try:
+            signal.alarm(SCRIPT_WAIT_S)
             with contextlib.redirect_stdout(io.StringIO()):
-                runpy.run_path(script, run_name="__main__")
+                runpy.run_path(str(path), run_name="__main__")
             found[script] = {"error": "it never asked argparse to parse its arguments"}
         except _Caught as caught:
             flags = option_strings(caught.parser)
@@ -564,11 +587,12 @@ def _dump_parsers(scripts: list[str]) -> None:
         except BaseException as exc:  # noqa: BLE001 - reported per script, never fatal
             found[script] = {"error": f"{type(exc).__name__}: {exc}"[:300]}
         finally:
+            signal.alarm(0)
             sys.path.pop(0)
     print(json.dumps(found))
 
 
 if __name__ == "__main__":
     if sys.argv[1:2] == ["--dump-parsers"]:
-        sys.path.insert(0, str(REPO))
-        _dump_parsers(sys.argv[2:])
+        sys.path.insert(0, sys.argv[2])
+        _dump_parsers(Path(sys.argv[2]), sys.argv[3:])

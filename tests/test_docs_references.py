@@ -56,6 +56,7 @@ EXTERNAL_FLAGS = {
     "--durations": "pytest --durations",
     "--lf": "pytest --lf",
     "--help": "every parser's -h/--help",
+    "--": "the end of a command's options (argparse, the shell)",
 }
 PYTHON = re.compile(r"^python(\d(\.\d+)?)?$")
 SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
