@@ -69,3 +69,28 @@ def test_the_api_reference_documents_the_public_names(site):
         name for name in namesake.__all__ if f'id="{namesake._API[name]}.{name}"' not in page
     ]
     assert not missing, f"public names missing from docs/reference/api.md: {missing}"
+
+
+def test_the_cli_hook_renders_a_parser_as_argparse_has_it():
+    import argparse
+
+    from conftest import load_module
+
+    hook = load_module(REPO / "docs" / "hooks" / "cli_reference.py", "cli_reference_hook")
+    parser = argparse.ArgumentParser(prog="tool", description="Does *things* to <files>.")
+    groups = parser.add_subparsers(dest="command", required=True)
+    run = groups.add_parser("run", help="run it on `PATH` files", description="Runs, 100%% sure.")
+    run.add_argument("path", help="a <file>")
+    run.add_argument("--top-k", type=int, default=10, help="how many | of them")
+    run.add_argument("--mode", choices=["a", "b"], metavar="MODE", required=True)
+    text = hook.render(parser)
+    assert "## tool { #tool }" in text
+    assert "Does \\*things\\* to &lt;files&gt;." in text  # literal, not emphasis or HTML
+    assert "| [`tool run`](#tool-run) | run it on `PATH` files |" in text
+    assert "### tool run { #tool-run }" in text and "Runs, 100% sure." in text
+    assert "usage: tool run [-h] [--top-k TOP_K] --mode MODE path" in text
+    assert "| `path` | a &lt;file&gt; |" in text
+    assert "| `--top-k TOP_K` | how many \\| of them (default: `10`) |" in text
+    assert "| `--mode MODE` | Required; one of `a`, `b` |" in text
+    markdown = f"# CLI\n\n{hook.PLACEHOLDER}\n"
+    assert hook.on_page_markdown(markdown, None, None, None).startswith("# CLI\n\n## namesake")

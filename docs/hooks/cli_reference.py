@@ -26,7 +26,7 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
 def render(parser: argparse.ArgumentParser) -> str:
     """The reference of `parser` and all its subcommands, depth first, as Markdown."""
     sections: list[str] = []
-    _command(parser, ["namesake"], None, sections)
+    _command(parser, [parser.prog], None, sections)
     return "\n".join(sections)
 
 
