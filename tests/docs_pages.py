@@ -231,7 +231,9 @@ def parse_page(path: Path) -> Page:
         body, j = [], i + 1
         closing = re.compile(rf"^\s*{re.escape(fence[0])}{{{len(fence)},}}\s*$")
         while j < len(lines) and not closing.match(lines[j]):
-            body.append(lines[j][indent:] if lines[j][:indent].isspace() else lines[j].lstrip())
+            # the fence's own indentation comes off (a block inside a list item); the code's
+            # stays (a heredoc's Python)
+            body.append(lines[j][indent:] if not lines[j][:indent].strip() else lines[j].lstrip())
             j += 1
         block = Block(path, i + 1, _language(opening["info"]), "\n".join(body) + "\n")
         _read_marker(page, block, lines[i - 1].strip() if i else "")
