@@ -98,6 +98,14 @@ def ignored_folders(repo: Path = REPO) -> tuple[str, ...]:
     )
 
 
+def under_ignored_folder(token: str, repo: Path = REPO) -> bool:
+    """Whether ``token`` is a git-ignored folder (``benchmarks/gpu_wheels``, named without its
+    slash) or a path inside one."""
+    return any(
+        token == folder.rstrip("/") or token.startswith(folder) for folder in ignored_folders(repo)
+    )
+
+
 #: scripts whose parser takes its own flags and hands the rest to a namesake subcommand
 FORWARDED = {
     "dataset_scripts/amber/build.py": ("amber", "build"),

@@ -35,13 +35,13 @@ from docs_pages import (
     check_namesake,
     doc_pages,
     flags_used,
-    ignored_folders,
     make_targets,
     namesake_commands,
     option_strings,
     parse_page,
     repo_scripts,
     script_parsers,
+    under_ignored_folder,
 )
 
 #: flags of tools other than namesake's that pages may name in prose, each with its reason
@@ -132,7 +132,7 @@ def _read_paths(argv: list[str]) -> list[str]:
             not token.startswith(REPO_PREFIXES)
             or token == script
             or OUTPUT_FLAG.match(flag)
-            or token.startswith(ignored_folders())
+            or under_ignored_folder(token)
             or re.search(r"[<>$]|\.\.\.|[A-Z]{3,}", token)
         ):
             continue
@@ -251,7 +251,7 @@ def path_problems(pages: list[Path]) -> list[Problem]:
                 token = re.sub(r":\d+(-\d+)?$", "", token).rstrip(":.")
                 if (
                     not _is_repo_path(token)
-                    or token.startswith(ignored_folders())
+                    or under_ignored_folder(token)
                     or re.search(r"[<>$]|\.\.\.", token)
                 ):
                     continue
