@@ -47,10 +47,19 @@ chromium:
 		echo "$(CHROMIUM_MISSING)"; \
 	fi
 
+# The suite builds the docs site too, once (tests/test_docs_site.py: mkdocs build --strict), and
+# runs the docs' runnable blocks and checks their commands, flags and paths (tests/test_docs_*.py).
 test:
 	@[ -x "$(CHROMIUM)" ] || { echo "make test: $(CHROMIUM_MISSING)"; exit 1; }
 	$(BIN)/lint-imports
 	$(BIN)/python -m pytest -q
+
+# The documentation site into $(DOCS_SITE)/ (open its index.html): offline (no fonts, no
+# inventories), every warning an error; the CLI reference is rendered from the parsers.
+DOCS_SITE ?= site
+.PHONY: docs
+docs:
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir $(DOCS_SITE)
 
 demo:
 	$(BIN)/python dataset_scripts/amber/build.py --out $(DEMO_OUT)/amber --jsonl-dir $(DEMO_OUT)/amber_jsonl

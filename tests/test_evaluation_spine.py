@@ -190,47 +190,6 @@ def test_the_api_is_lazy_and_documented():
         assert ">>>" in (getattr(namesake, name).__doc__ or ""), name
 
 
-def test_the_readme_notebook_example_runs(dataset, tmp_path, monkeypatch, capsys):
-    """README's notebook example, run as written, where its files are: the demo's dataset
-    folder and BM25 predictions, and a TREC run of the user's system."""
-    import re
-    from pathlib import Path
-
-    readme = (Path(__file__).parent.parent / "README.md").read_text(encoding="utf-8")
-    (code,) = re.findall(r"```python\n(import namesake\n.*?)```", readme, flags=re.S)
-    (tmp_path / "demo_output").mkdir()
-    (tmp_path / "demo_output" / "amber").symlink_to(dataset, target_is_directory=True)
-    retrieve = ["retrieve", "--corpus", str(SAMPLE_KILT), "--dataset", dataset, "--config"]
-    predictions = tmp_path / "demo_output" / "retrieval" / "predictions"
-    predictions.mkdir(parents=True)
-    main(
-        [
-            *retrieve,
-            "human_qa",
-            "--retriever",
-            "bm25",
-            "--out",
-            str(predictions / "bm25-human_qa.jsonl"),
-        ]
-    )
-    main(
-        [
-            *retrieve,
-            "human_qa",
-            "--retriever",
-            "tfidf",
-            "--format",
-            "trec",
-            "--out",
-            str(tmp_path / "my_system.trec"),
-        ]
-    )
-    capsys.readouterr()
-    monkeypatch.chdir(tmp_path)
-    exec(compile(code, "README.md", "exec"), {})
-    assert capsys.readouterr().out.startswith("| Measure | bm25-human_qa | my_system |")
-
-
 def test_a_users_metric_module_scores_as_the_default_does(dataset, tmp_path):
     """AmbER's figures and the popularity gap come from the per-query ranks by default, and
     from the module `--metric` names otherwise: on the bundled module's copy they agree."""
