@@ -52,14 +52,20 @@ def features_of(records, encoder: str, version: int, cache: Path) -> np.ndarray:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--out", required=True, help="cache and result folder")
+    parser.add_argument(
+        "--split",
+        choices=["test", "dev"],
+        default="test",
+        help="EVOUNA's split: dev was not read while v5's rules were narrowed on test's answers",
+    )
     args = parser.parse_args()
     out = Path(args.out)
     module = metric_module("wes_similarity")
     v4 = module.DEFAULT_SCORERS["namesake-wes-scorer-v4"]
     v5 = module.DEFAULT_SCORERS["namesake-wes-scorer-v5"]
-    records = [r for r in read_judged().records if r.split == "test"]
+    records = [r for r in read_judged().records if r.split == args.split]
     labels = np.array([r.label for r in records])
-    features4 = features_of(records, v4["encoder"], 4, out / "features-v4-test.npz")
+    features4 = features_of(records, v4["encoder"], 4, out / f"features-v4-{args.split}.npz")
     start = time.perf_counter()
     otherwise = {}  # record index: the text version 5 scores
     for i, r in enumerate(records):
@@ -102,9 +108,9 @@ def main() -> None:
                     "auc": roc_auc(labels[on], scores[on]),
                     "accuracy": accuracy_at(labels[on], scores[on], config["threshold"]),
                 }
-    (out / "v5.json").write_text(json.dumps(result, indent=2))
+    (out / f"v5-{args.split}.json").write_text(json.dumps(result, indent=2))
     counts = {d: len(v) for d, v in result["read otherwise"].items()}
-    print(f"test answers read otherwise by version 5: {counts} ({parse_s:.1f} s)")
+    print(f"{args.split} answers read otherwise by version 5: {counts} ({parse_s:.1f} s)")
     print(
         "| scorer (ROC-AUC / accuracy at the saved threshold) | "
         + " | ".join(next(iter(result["figures"].values())))
