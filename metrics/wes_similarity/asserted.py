@@ -301,10 +301,62 @@ def _belief_in_phrase(token) -> bool:
     )  # not "another name for X"
 
 
-def _status_in_fragment(token, head) -> str:
+_AUXILIARIES = frozenset(
+    ["be", "is", "are", "was", "were", "been", "being", "am", "do", "does", "did", "done"]
+    + ["have", "has", "had", "having", "get", "gets", "got"]
+)
+
+
+def _stem(word: str) -> str:
+    """A crude stem, enough to match "played" with "plays" and "created" with "create"."""
+    word = word.lower()
+    for suffix in ("ing", "ed", "es", "s"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    return word.rstrip("e")
+
+
+def asked_stems(question: str | None) -> frozenset[str]:
+    """The stems of the question's words other than auxiliaries: what it asks about."""
+    if not question:
+        return frozenset()
+    words = squad_normalize(question).split()
+    return frozenset(_stem(w) for w in words if w not in _AUXILIARIES)
+
+
+def _spared(token, top, asked: frozenset[str]) -> bool:
+    """A mention in a modifying clause (a relative or participial clause, a fragment's
+    modifier) that the answer still asserts, by the clause's structure: on the path from
+    the mention up to `top` (the word the clause hangs from),
+
+    - a verb the question asks with ("who plays ..." and "Michael, who is played by X"):
+      the clause is the relation the question asks about, so its participants answer it;
+    - the agent of a passive ("..., played by X"; "..., who was played by X"): the clause
+      names who does something to the asserted entity, the pair the answer gives ("a
+      character and the actor who plays it"), not a rival that does what the question asks
+      (an active clause: "Brazil, which defeated France");
+    - the name of a thing in a prepositional phrase (an apposition to its common noun:
+      "..., who wrote the songs under the stage name X"): a circumstance of the clause, not
+      a participant of its verb that rivals the asserted entity ("Braque, whose friend
+      Picasso shared his studio" spares nothing: the friend is the clause's subject)."""
+    node = token
+    while node.i != top.i and node.i != node.head.i:
+        parent, edge = node.head, node.dep_
+        if edge == "agent" and parent.pos_ == "VERB" and parent.tag_ == "VBN":
+            return True
+        if edge == "appos" and parent.pos_ == "NOUN" and parent.dep_ == "pobj":
+            return True
+        if parent.pos_ == "VERB" and parent.i != top.i and _stem(parent.text) in asked:
+            return True
+        node = parent
+    return False
+
+
+def _status_in_fragment(token, head, asked: frozenset[str] = frozenset()) -> str:
     """A word's status in an answer whose leading phrase `head` is the answer: the phrase
     and what renames it (compounds, appositions, coordinations hanging from it) are
-    asserted unless negated; every other word only modifies it."""
+    asserted unless negated; every other word only modifies it (unless `_spared`)."""
     if head.i < token.i < _segment_end(token.sent):
         return "asserted"  # in the leading phrase: "University of Toledo, ..."
     node, scoped = token, True
@@ -313,6 +365,8 @@ def _status_in_fragment(token, head) -> str:
         if parent.i == node.i:
             return "fragment modifier"  # another sentence's root
         if edge not in _RENAMING and not (parent.i == head.i and node.i < head.i):
+            if _spared(token, head, asked):
+                return "asserted"
             return "fragment modifier"
         if edge == "conj" and not _joined(parent):
             scoped = False
@@ -324,9 +378,10 @@ def _status_in_fragment(token, head) -> str:
     return "asserted"
 
 
-def token_status(token) -> str:
+def token_status(token, asked: frozenset[str] = frozenset()) -> str:
     """ "asserted", or why the word is not: "fragment modifier", "relative clause", "denied",
-    "compared" or "reported" (see the module's docstring)."""
+    "compared" or "reported" (see the module's docstring). `asked`: the question's stems
+    (`asked_stems`), which spare a modifying clause the question asks about (`_spared`)."""
     if any(c.dep_ == "neg" and c.i < token.i for c in token.children):
         return "denied"  # "not Everest", "Not K2, but ..."
     if _belief_in_phrase(token):
@@ -334,7 +389,7 @@ def token_status(token) -> str:
     sent = token.sent
     dislocated = _dislocated_head(sent)
     if dislocated is not None:
-        return _status_in_fragment(token, dislocated)
+        return _status_in_fragment(token, dislocated, asked)
     root = sent.root
     fragment = root.pos_ not in ("VERB", "AUX")
     scoped = True  # negation and belief above still reach this word
@@ -346,6 +401,7 @@ def token_status(token) -> str:
             and not (token.head.i == node.i and token.dep_ in _IDENTITY)
             and _principal(head)
             and _named(head)
+            and not _spared(token, head, asked)
         ):  # a clause about the asserted entity; not "..., who is revealed to be X"
             return "relative clause"
         if (edge == "pobj" and _ordered(head)) or (
@@ -353,6 +409,8 @@ def token_status(token) -> str:
         ):
             return "compared"
         if fragment and head.i == root.i and edge not in _NAMING and node.i > _segment_end(sent):
+            if _spared(token, head, asked):
+                return "asserted"
             return "fragment modifier"  # "Gray, hours ahead of Bell"; not "University of Toledo"
         if edge in _CLAUSE_EDGES and not (edge == "conj" and _joined(head)):
             scoped = False
@@ -484,6 +542,7 @@ def asserted_text(question: str | None, references: list[str], candidate: str) -
         return None  # an explanation, not an answer and its correction
     gold = _gold_tokens(references)
     asked = set(squad_normalize(question).split()) if question else set()
+    stems = asked_stems(question)
     numeric = all(_is_number(r) for r in references if r)
     mentions, rival = [], False
     for token in doc:
@@ -501,9 +560,12 @@ def asserted_text(question: str | None, references: list[str], candidate: str) -
         )
         kind = (_is_number(token.text) or token.like_num) if numeric else name
         rival = (
-            kind and not _quoted(token) and _principal(token) and token_status(token) == "asserted"
+            kind
+            and not _quoted(token)
+            and _principal(token)
+            and token_status(token, stems) == "asserted"
         )
-    if not mentions or not rival or any(token_status(t) == "asserted" for t in mentions):
+    if not mentions or not rival or any(token_status(t, stems) == "asserted" for t in mentions):
         return None
     dropped = {t.i for t in mentions}
     return "".join(t.text_with_ws for t in doc if t.i not in dropped).strip()
