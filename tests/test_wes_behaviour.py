@@ -335,6 +335,34 @@ CASES = {
             "Spain, who beat the Netherlands in the final.",
             RIGHT,
         ),
+        (
+            "Which country won the 1998 FIFA World Cup?",
+            ["France"],
+            "Brazil, which won its semi-final before losing to France.",
+            WRONG,
+        ),
+    ],
+    # the shapes of EVOUNA dev-a's right answers that v5 first misread (other words): a
+    # clause that gives the gold answer as the asserted entity's counterpart is no rival's
+    "relative clause that names the counterpart": [
+        (
+            "Who voiced the villain in The Lion King?",
+            ["Jeremy Irons"],
+            "The villain is Scar, who is voiced by Jeremy Irons.",
+            RIGHT,
+        ),
+        (
+            "Who played the title role in Gladiator?",
+            ["Russell Crowe"],
+            "Maximus, played by Russell Crowe.",
+            RIGHT,
+        ),
+        (
+            "Who wrote the novel Nineteen Eighty-Four?",
+            ["George Orwell"],
+            "Eric Blair, who wrote it under the pen name George Orwell.",
+            RIGHT,
+        ),
     ],
 }
 ROWS = [(group, *case) for group, cases in CASES.items() for case in cases]
@@ -412,3 +440,16 @@ def test_held_out_generated_cases_are_judged_right(metric, with_question):
     ]
     accuracy = 1 - len(wrong) / len(held)
     assert accuracy >= HELD_OUT_TARGET, f"{accuracy:.3f} of {len(held)}; wrong: {wrong[:20]}"
+
+
+def test_a_clause_the_question_asks_about_is_asserted(metric):
+    """With the question, a relative clause whose verb the question asks with answers it
+    ("who plays ..." and "..., whom Hugh Laurie plays"); without it, the clause only
+    mentions its subject."""
+    question = "Who plays the doctor in House?"
+    answer = "The doctor is Gregory House, whom Hugh Laurie plays."
+    with_q = metric.compute(
+        predictions=[answer], references=[["Hugh Laurie"]], questions=[question]
+    )
+    without = metric.compute(predictions=[answer], references=[["Hugh Laurie"]])
+    assert with_q["scores"][0] >= with_q["threshold"] > without["scores"][0]

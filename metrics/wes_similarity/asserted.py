@@ -294,11 +294,15 @@ def _belief_in_phrase(token) -> bool:
     head = token
     while head.dep_ in ("compound", "flat") and head.head.i != head.i:
         head = head.head
-    words = _BELIEF_VERBS | _BELIEF_NOUNS
-    return any(
-        t.i < token.i and t.lower_ in words and not (t.lower_ == "name" and t.tag_ == "NN")
-        for t in head.subtree
-    )  # not "another name for X"
+    return any(t.i < token.i and _belief_word(t) for t in head.subtree)
+
+
+def _belief_word(token) -> bool:
+    """A verb of belief or a noun that holds one; not the noun "name" ("another name for X",
+    "the pen name X")."""
+    if token.lower_ == "name" and token.tag_ == "NN":
+        return False
+    return token.lower_ in _BELIEF_VERBS or token.lower_ in _BELIEF_NOUNS
 
 
 _AUXILIARIES = frozenset(
@@ -330,8 +334,10 @@ def _spared(token, top, asked: frozenset[str]) -> bool:
     modifier) that the answer still asserts, by the clause's structure: on the path from
     the mention up to `top` (the word the clause hangs from),
 
-    - a verb the question asks with ("who plays ..." and "Michael, who is played by X"):
-      the clause is the relation the question asks about, so its participants answer it;
+    - the mention's own verb is one the question asks with ("who plays ..." and "Michael,
+      whom X plays"): the clause is the relation the question asks about, so its
+      participants answer it (not a verb further up: "Brazil, which won its semi-final
+      before losing to France");
     - the agent of a passive ("..., played by X"; "..., who was played by X"): the clause
       names who does something to the asserted entity, the pair the answer gives ("a
       character and the actor who plays it"), not a rival that does what the question asks
@@ -340,15 +346,17 @@ def _spared(token, top, asked: frozenset[str]) -> bool:
       "..., who wrote the songs under the stage name X"): a circumstance of the clause, not
       a participant of its verb that rivals the asserted entity ("Braque, whose friend
       Picasso shared his studio" spares nothing: the friend is the clause's subject)."""
-    node = token
+    node, verb = token, None  # the verb of the mention's own clause
     while node.i != top.i and node.i != node.head.i:
         parent, edge = node.head, node.dep_
         if edge == "agent" and parent.pos_ == "VERB" and parent.tag_ == "VBN":
             return True
         if edge == "appos" and parent.pos_ == "NOUN" and parent.dep_ == "pobj":
             return True
-        if parent.pos_ == "VERB" and parent.i != top.i and _stem(parent.text) in asked:
-            return True
+        if verb is None and parent.pos_ == "VERB" and parent.i != top.i:
+            verb = parent
+            if _stem(verb.text) in asked:
+                return True
         node = parent
     return False
 
@@ -372,7 +380,7 @@ def _status_in_fragment(token, head, asked: frozenset[str] = frozenset()) -> str
             scoped = False
         if scoped and _negated_below(parent, node):
             return "denied"
-        if parent.i != head.i and parent.lower_ in _BELIEF_VERBS | _BELIEF_NOUNS:
+        if parent.i != head.i and _belief_word(parent):
             return "reported"  # "...; a common myth names Tolstoy" read as one phrase
         node = parent
     return "asserted"
