@@ -123,19 +123,18 @@ def main() -> None:
         right = sum(bool(on[i]) and records[i].label == 1 for i in rows)
         key = "read otherwise, judged right"
         result[key] = result.get(key, 0) + right
-        if not readable:
-            continue
-        result["read otherwise"][d] = [
-            {
-                "question": records[i].question,
-                "references": list(records[i].references),
-                "answer": records[i].candidate,
-                "label": records[i].label,
-                "scored": otherwise[i],
-            }
-            for i in rows
-            if on[i]
-        ]
+        if readable:
+            result["read otherwise"][d] = [
+                {
+                    "question": records[i].question,
+                    "references": list(records[i].references),
+                    "answer": records[i].candidate,
+                    "label": records[i].label,
+                    "scored": otherwise[i],
+                }
+                for i in rows
+                if on[i]
+            ]
         for name, (config, values) in scorers.items():
             combiner = module.LogisticCombiner(config["combiner"])
             for with_q in (True, False):
