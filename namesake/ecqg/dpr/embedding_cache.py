@@ -112,6 +112,8 @@ class EmbeddingCache:
         (not a local folder)."""
         model_print = model_fingerprint(model)
         if model_print is None:
+            message = f"{model}: not a local folder, its passage embeddings are not cached"
+            print(message, file=sys.stderr)
             return None
         inputs_print, _ = inputs_fingerprint(inputs)
         return cache_key(model_print, inputs_print, normalized)
@@ -159,131 +161,23 @@ def flat_dense_retriever(
     document one passage, ranked exactly), its passage embeddings read from `cache` when it
     holds this model's embeddings of these passages, else encoded (and stored there).
 
-    Without `cache` this is ``DenseRetriever.build`` itself. With it, the encoders, the
-    similarity, the separator and the encoder inputs are the ones ``build`` would use, the
-    passages are encoded with the same call, and the index and its settings are built alike.
+    The cache is an option of ``DenseRetriever.build`` itself: the encoders, the similarity,
+    the separator, the encoder inputs, the index and its settings are the build's, with or
+    without it.
     """
     from namesake.retrieval.dense import DenseRetriever
 
-    if cache is None:
-        return DenseRetriever.build(
-            documents,
-            model=model,
-            query_model=query_model,
-            index="flat",
-            batch_size=batch_size,
-            words=WHOLE,
-            device=device,
-            show_progress=show_progress,
-            similarity=similarity,
-        )
-    return _cached_build(
-        DenseRetriever,
+    if cache is not None and not isinstance(cache, EmbeddingCache):
+        cache = EmbeddingCache(cache)
+    return DenseRetriever.build(
         documents,
-        model,
-        query_model,
-        similarity=similarity,
+        model=model,
+        query_model=query_model,
+        index="flat",
         batch_size=batch_size,
+        words=WHOLE,
         device=device,
         show_progress=show_progress,
-        cache=cache if isinstance(cache, EmbeddingCache) else EmbeddingCache(cache),
-    )
-
-
-def _cached_build(
-    cls, documents, model, query_model, *, similarity, batch_size, device, show_progress, cache
-):
-    from tqdm.auto import tqdm
-
-    from namesake.retrieval.corpus import NumberedPassages, chunks
-    from namesake.retrieval.dense import (
-        DEFAULT_MODEL,
-        _index_settings,
-        choose_similarity,
-        passage_input,
-    )
-    from namesake.retrieval.encoders import (
-        SENTENCE_TRANSFORMERS,
-        embedding_dimension,
-        load_encoder,
-        title_separator,
-    )
-    from namesake.retrieval.faiss_index import factory_string, new_index
-    from namesake.retrieval.provenance import new_provenance
-
-    encoder = load_encoder(model, device, SENTENCE_TRANSFORMERS, "context")
-    query_encoder = (
-        load_encoder(query_model, device, SENTENCE_TRANSFORMERS, "question")
-        if query_model
-        else None
-    )
-    similarity = choose_similarity(similarity, encoder, query_encoder)
-    normalized = similarity == "cosine"
-    separator = title_separator(encoder)
-    dimension = embedding_dimension(encoder)
-    if query_encoder is not None and embedding_dimension(query_encoder) != dimension:
-        raise ValueError(
-            f"query model gives {embedding_dimension(query_encoder)}-d embeddings, "
-            f"passage model {dimension}-d"
-        )
-    passages = NumberedPassages(documents, WHOLE)
-    inputs = [passage_input(p.title, p.text, separator) for p in passages]
-    if not inputs:
-        raise ValueError("no documents to index")
-    key = cache.key(model, inputs, normalized)
-    embeddings = cache.get(key, len(inputs))
-    if embeddings is None:
-        progress = tqdm(desc="Encoding passages", unit="passage", disable=not show_progress)
-        parts = []
-        with progress:
-            for chunk in chunks(inputs, 16 * batch_size):
-                parts.append(
-                    encoder.encode_document(
-                        chunk,
-                        batch_size=batch_size,
-                        normalize_embeddings=normalized,
-                        convert_to_numpy=True,
-                        show_progress_bar=False,
-                    ).astype(np.float32, copy=False)
-                )
-                progress.update(len(chunk))
-        embeddings = np.concatenate(parts)
-        about = {"model": str(model), "normalized": normalized, "title_separator": separator}
-        cache.put(key, embeddings, about)
-        if key is None:
-            message = f"{model}: not a local folder, its passage embeddings are not cached"
-            print(message, file=sys.stderr)
-    elif show_progress:
-        print(f"{model}: {len(inputs):,} passage embeddings from {cache.path}", file=sys.stderr)
-    faiss_index = new_index(factory_string("flat", dimension, 0), dimension, normalized)
-    faiss_index.add(embeddings)
-    document_ids, passage_documents = passages.document_ids, passages.passage_documents
-    settings = _index_settings(
-        model=model,
-        model_is_default=model == DEFAULT_MODEL,
-        query_model=query_model,
-        encoder=SENTENCE_TRANSFORMERS,
-        index="flat",
-        built=faiss_index,
-        searched={"nprobe": None, "ef_search": None},
-        dimension=dimension,
         similarity=similarity,
-        normalized=normalized,
-        passage_words=WHOLE,
-        title_separator=separator,
-        num_passages=len(passage_documents),
-        num_documents=len(document_ids),
-        batch_size=batch_size,
-        factory=factory_string("flat", dimension, len(passage_documents)),
+        embeddings_cache=cache,
     )
-    retriever = cls(
-        faiss_index,
-        np.frombuffer(passage_documents, dtype=np.int64),
-        document_ids,
-        settings,
-        encoder=encoder,
-        query_encoder=query_encoder,
-        device=device,
-    )
-    retriever.provenance = new_provenance(model=model, query_model=query_model)
-    return retriever
