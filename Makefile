@@ -167,12 +167,19 @@ space-bundle:
 # a training positive. Four encoders side by side: the starting MiniLM, DPR on gold, UnCon-DPR
 # (gold + unconditioned synthetic) and Mixed-DPR (gold + 50/50 synthetic), with TF-IDF; then
 # the same encoders on the AmbER sample (through `amber compare`) and their attention entropy.
+# Every step that ranks the 4,600 passages with a dense model (train_dpr.py's validation,
+# build-synthetic-set's hardness retriever, evaluate-dpr) shares $(ECQG)/embeddings: each
+# model's passages are encoded once (minutes per model on 2 CPU cores), not once per step.
+# Entries are keyed by the model's files and the passages (namesake.ecqg.dpr.embedding_cache),
+# so a rerun with retrained models or other passages encodes afresh.
 ECQG := $(DEMO_OUT)/ecqg
+EMBEDDINGS := $(ECQG)/embeddings
 WIKI := tests/data/enwiki-sample-pages-articles.xml.bz2
 MINILM = $$($(BIN)/python -c "from namesake.bundled_models import minilm_path; print(minilm_path())")
 DPR_SETTINGS := --num_train_epochs 10 --per_device_train_batch_size 8 --learning_rate 2e-5 \
 	--num_warmup_steps 0 --max_grad_norm 2.0 --pooling mean \
-	--validation_split_name "held-out passages" --validation_passages $(ECQG)/passages.parquet
+	--validation_split_name "held-out passages" --validation_passages $(ECQG)/passages.parquet \
+	--embeddings_cache $(EMBEDDINGS)
 QG_SETTINGS := --model_name_or_path $(ECQG)/bert2bert --num_train_epochs 15 \
 	--per_device_train_batch_size 8 --learning_rate 3e-4 --max_source_length 256 --logging_steps 25 \
 	--validation_split_name "held-out passages"
@@ -181,7 +188,8 @@ QG_SETTINGS := --model_name_or_path $(ECQG)/bert2bert --num_train_epochs 15 \
 # synthetic statistics say so. With a real generator, drop --no-answer-filter.
 SYNTHETIC := $(BIN)/namesake ecqg build-synthetic-set --passages $(ECQG)/passages.parquet \
 	--conditioned $(ECQG)/conditioned.jsonl --unconditioned $(ECQG)/unconditioned.jsonl \
-	--hardness-retriever dense --hardness-model $(ECQG)/dpr --no-answer-filter
+	--hardness-retriever dense --hardness-model $(ECQG)/dpr --no-answer-filter \
+	--embeddings-cache $(EMBEDDINGS)
 ecqg-demo:
 	$(BIN)/namesake ecqg passages --wikipedia $(WIKI) --out $(ECQG)/passages.parquet
 	$(BIN)/namesake ecqg split-gold --input training/data/tiny_dpr_train.json \
@@ -215,7 +223,8 @@ ecqg-demo:
 	$(BIN)/namesake ecqg evaluate-dpr --passages $(ECQG)/passages.parquet \
 		--test-file $(ECQG)/gold_held_out.json --run "MiniLM (start)=$(MINILM)" \
 		DPR=$(ECQG)/dpr UnCon-DPR=$(ECQG)/uncon_dpr Mixed-DPR=$(ECQG)/mixed_dpr \
-		--tfidf --out $(ECQG)/retrieval_accuracy.json --markdown $(ECQG)/retrieval_accuracy.md
+		--tfidf --embeddings-cache $(EMBEDDINGS) \
+		--out $(ECQG)/retrieval_accuracy.json --markdown $(ECQG)/retrieval_accuracy.md
 	[ -d $(DEMO_OUT)/amber ] || $(BIN)/python dataset_scripts/amber/build.py --out $(DEMO_OUT)/amber
 	$(BIN)/namesake amber compare --corpus dataset_scripts/amber/sample/kilt_knowledgesource-sample.json \
 		--dataset $(DEMO_OUT)/amber --out $(ECQG)/amber --retriever tfidf dense \

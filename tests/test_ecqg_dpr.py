@@ -463,6 +463,37 @@ def test_validation_passages_make_the_card_report_what_evaluate_dpr_measures(
     )
 
 
+def test_embeddings_cache_shares_the_validation_encoding_with_evaluate_dpr(tiny, tmp_path, capsys):
+    """--embeddings_cache: the validation's passage embeddings of the saved passage encoder
+    are stored; `evaluate-dpr --embeddings-cache` reads them (no second encoding) and gives
+    the card's figures, which are also those of an evaluation without the cache."""
+    from namesake.cli import main
+    from namesake.ecqg.dpr.embedding_cache import EmbeddingCache
+    from namesake.ecqg.dpr.evaluation import evaluate_retrieval, model_dir_encoders
+
+    passages = write_fact_passages(tmp_path / "passages.parquet")
+    out, cache = tmp_path / "dpr", tmp_path / "embeddings"
+    args = train_args(tiny, out, "--max_train_steps", "2", "--validation_passages", str(passages))
+    metrics = load_script("train_dpr").main([*args, "--embeddings_cache", str(cache)])
+    (entry,) = cache.glob("*.npy")
+    validation = {k: v for k, v in metrics["validation"].items() if k.startswith("top_")}
+    passage, question = model_dir_encoders(out)
+    reader = EmbeddingCache(cache)
+    cached = evaluate_retrieval(passages, tiny[3], passage, question, embeddings_cache=reader)
+    assert reader.lookups == ["hit"]
+    assert cached["metrics"] == validation
+    encoded = evaluate_retrieval(passages, tiny[3], passage, question)
+    for k, value in encoded["metrics"].items():
+        assert cached["metrics"][k] == pytest.approx(value)
+    main(["ecqg", "evaluate-dpr", "--run", f"DPR={out}", "--passages", str(passages),
+          "--test-file", str(tiny[3]), "--embeddings-cache", str(cache),
+          "--out", str(tmp_path / "runs.json")])  # fmt: skip
+    assert "passage embeddings from" in capsys.readouterr().err
+    assert list(cache.glob("*.npy")) == [entry]
+    (row,) = json.loads((tmp_path / "runs.json").read_text())["runs"]
+    assert row["metrics"] == validation
+
+
 def test_empty_train_file_is_an_error_naming_it(tiny, tmp_path):
     empty = tmp_path / "synthetic.json"
     empty.write_text("[]")

@@ -403,6 +403,26 @@ def test_build_synthetic_set_command(tmp_path, capsys):
         build_command([*argv, "--no-answer-filter", "--qa-model", "any"])
 
 
+def test_build_synthetic_set_embeddings_cache(tmp_path):
+    """--embeddings-cache: the hardness retriever's passage embeddings are stored once and
+    read by the next run with the same model and passages; the set is the same as without."""
+    passages, files = _write_inputs(tmp_path)
+    cache = tmp_path / "embeddings"
+    argv = ["--passages", str(passages), "--conditioned", str(files["conditioned"])]
+    argv += ["--unconditioned", str(files["unconditioned"])]
+    outputs = {}
+    for run in ("plain", "first", "second"):
+        out, stats = tmp_path / f"{run}.json", tmp_path / f"{run}_stats.json"
+        extra = [] if run == "plain" else ["--embeddings-cache", str(cache)]
+        build_command([*argv, "--out", str(out), "--stats", str(stats), *extra])
+        outputs[run] = (json.loads(out.read_text()), json.loads(stats.read_text()))
+        if run == "first":
+            (entry,) = cache.glob("*.npy")
+            written = entry.stat().st_mtime_ns
+    assert entry.stat().st_mtime_ns == written  # read, not written again
+    assert outputs["first"] == outputs["plain"] == outputs["second"]
+
+
 def test_build_synthetic_set_command_with_qa_model(tmp_path, tiny_qa):
     passages, files = _write_inputs(tmp_path)
     out = tmp_path / "dpr.json"

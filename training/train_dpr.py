@@ -44,7 +44,7 @@ one, step count and data order included.
     accelerate launch training/train_dpr.py --train_file train.json [synthetic.json ...] \\
         --output_dir dpr [--if_empty error|explain] [--validation_file held-out.json] \\
         [--validation_split_name "held-out passages"] \\
-        [--validation_passages passages.parquet] \\
+        [--validation_passages passages.parquet [--embeddings_cache DIR]] \\
         [--model_name_or_path PATH_OR_HUB_ID] \\
         [--question_model Q] [--passage_model P] [--shared] [--learning_rate 1e-5] \\
         [--num_train_epochs 10] [--per_device_train_batch_size 16] \\
@@ -72,7 +72,7 @@ from transformers import AutoTokenizer
 from namesake import training
 from namesake.bundled_models import MINILM_HUB_ID, minilm_path
 from namesake.ecqg.dpr.data import DPRFileError, passage_string, read_dpr_file
-from namesake.ecqg.dpr.evaluation import DEFAULT_KS, read_passage_documents, top_k_accuracy
+from namesake.ecqg.dpr.evaluation import DEFAULT_KS, top_k_accuracy
 from namesake.ecqg.dpr.modeling import (
     POOLINGS,
     BiEncoder,
@@ -119,7 +119,15 @@ def parse_args(argv=None):
         "--validation_passages",
         help="passages Parquet or KILT knowledge source that --validation_file's questions "
         "rank (default: the validation items' own passages); the card then reports that "
-        "retrieval",
+        "retrieval, measured as `namesake ecqg evaluate-dpr` measures the saved encoders",
+    )
+    parser.add_argument(
+        "--embeddings_cache",
+        metavar="DIR",
+        help="with --validation_passages: the folder of passage embeddings that `namesake ecqg "
+        "evaluate-dpr --embeddings-cache` and `build-synthetic-set --embeddings-cache` share; "
+        "the validation's encoding of the passages is stored there, so those steps do not "
+        "encode them again with this model (keyed by the model's files and the passages)",
     )
     parser.add_argument(
         "--validation_split_name",
@@ -179,15 +187,10 @@ def encode_texts(encode, tokenizer, texts, batch_size, max_length, device) -> to
     return torch.cat(out) if out else torch.zeros((0, 1))
 
 
-def validation_passages(items, args, separator: str) -> tuple[list[str], list[str]]:
-    """The passages validation questions are ranked against, as encoder inputs and as raw
-    texts: those of --validation_passages when given (the corpus evaluate-dpr ranks, so the
-    card's figures are that evaluation's), else the pool of the validation items' own
-    positives and hard negatives, deduplicated."""
-    if args.validation_passages:
-        documents = read_passage_documents(args.validation_passages)
-        inputs = [passage_string({"title": d.title, "text": d.text}, separator) for d in documents]
-        return inputs, [d.text for d in documents]
+def validation_passages(items, separator: str) -> tuple[list[str], list[str]]:
+    """The passages validation questions are ranked against without --validation_passages
+    (with it, :func:`evaluate_exports`), as encoder inputs and as raw texts: the pool of the
+    validation items' own positives and hard negatives, deduplicated."""
     pool: dict[str, str] = {}
     for item in items:
         for ctx in item["positive_ctxs"] + item["hard_negative_ctxs"]:
@@ -195,10 +198,32 @@ def validation_passages(items, args, separator: str) -> tuple[list[str], list[st
     return list(pool), list(pool.values())
 
 
+def evaluate_exports(folder: Path, args, device) -> dict:
+    """--validation_passages: top-k accuracy of the saved sentence-transformers exports in
+    `folder` on --validation_file, ranking --validation_passages: `namesake ecqg evaluate-dpr`'s
+    own evaluation (same passages, inputs and similarity), its passage embeddings shared
+    through --embeddings_cache when given."""
+    from namesake.ecqg.dpr.evaluation import evaluate_retrieval, model_dir_encoders
+
+    passage, question = model_dir_encoders(folder)
+    result = evaluate_retrieval(
+        args.validation_passages,
+        args.validation_file,
+        passage,
+        question,
+        cutoffs=DEFAULT_KS,
+        batch_size=args.per_device_eval_batch_size,
+        device=str(device),
+        embeddings_cache=args.embeddings_cache,
+    )
+    return {**result["metrics"], "questions": result["questions"], "passages": result["passages"]}
+
+
 def evaluate_validation(model, tokenizer, items, args, device) -> dict:
-    """Top-k accuracy on the validation items: every validation question ranks the
-    validation passages (:func:`validation_passages`) by dot product."""
-    texts, raw_texts = validation_passages(items, args, tokenizer.sep_token or ".")
+    """Top-k accuracy on the validation items without --validation_passages: every validation
+    question ranks the pool of their own passages (:func:`validation_passages`) by dot
+    product."""
+    texts, raw_texts = validation_passages(items, tokenizer.sep_token or ".")
     model.eval()
     p = encode_texts(
         model.encode_passages,
@@ -222,6 +247,13 @@ def evaluate_validation(model, tokenizer, items, args, device) -> dict:
     metrics = top_k_accuracy(order, [item["answers"] for item in items], raw_texts, ks)
     metrics.update(questions=len(items), passages=len(texts))
     return metrics
+
+
+def log_validation(validation: dict) -> None:
+    logger.info(
+        "validation: "
+        + ", ".join(f"{k} {v:.3f}" for k, v in validation.items() if k.startswith("top"))
+    )
 
 
 def render_model_card(args, metrics: dict, base: dict, run) -> str:
@@ -421,15 +453,12 @@ def main(argv=None):
     accelerator.wait_for_everyone()
     unwrapped = accelerator.unwrap_model(model)
     validation = None
-    if validation_items and accelerator.is_main_process:
+    if validation_items and accelerator.is_main_process and not args.validation_passages:
         validation = evaluate_validation(
             unwrapped, tokenizer, validation_items, args, accelerator.device
         )
         validation["split"] = args.validation_split_name
-        logger.info(
-            "validation: "
-            + ", ".join(f"{k} {v:.3f}" for k, v in validation.items() if k.startswith("top"))
-        )
+        log_validation(validation)
     metrics = {
         "base_models": base,
         "train_files": train_files,
@@ -463,6 +492,10 @@ def main(argv=None):
                 args.max_length,
                 pooling=args.pooling,
             )
+        if validation_items and args.validation_passages:
+            metrics["validation"] = evaluate_exports(folder, args, accelerator.device)
+            metrics["validation"]["split"] = args.validation_split_name
+            log_validation(metrics["validation"])
 
     def card() -> str:
         return render_model_card(args, metrics, base, run)

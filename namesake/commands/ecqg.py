@@ -280,6 +280,7 @@ def _add_ecqg_build_synthetic_set(commands) -> None:
         help="dense baseline: a training/train_dpr.py output folder (its st_* encoders) or a "
         "sentence-transformers model (default: the bundled MiniLM)",
     )
+    _add_embeddings_cache(build)
     build.add_argument(
         "--ratio",
         type=fraction,
@@ -312,6 +313,17 @@ def _add_ecqg_build_synthetic_set(commands) -> None:
         kind="file",
     )
     build.set_defaults(run=_ecqg_build_synthetic_set)
+
+
+def _add_embeddings_cache(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--embeddings-cache",
+        metavar="DIR",
+        help="folder of passage embeddings shared by the steps that rank the same passages "
+        "with the same dense model: read from there when an earlier step encoded them, "
+        "stored there otherwise (keyed by the model's files, the passages and the "
+        "normalisation; default: encode every time)",
+    )
 
 
 def _add_ecqg_evaluate_dpr(commands) -> None:
@@ -378,6 +390,7 @@ def _add_ecqg_evaluate_dpr(commands) -> None:
         "0-based lines of --test-file): adds each encoder's accuracy on every subset",
     )
     add_device(evaluate)
+    _add_embeddings_cache(evaluate)
     add_output(
         evaluate,
         "--out",
@@ -513,6 +526,7 @@ def _ecqg_build_synthetic_set(args) -> None:
         seed=args.seed,
         negatives_per_question=args.negatives_per_question,
         stats_path=args.stats,
+        embeddings_cache=args.embeddings_cache,
     )
 
 
@@ -542,6 +556,7 @@ def _ecqg_evaluate_dpr(args) -> None:
         batch_size=args.batch_size,
         device=args.device,
         out=args.out,
+        embeddings_cache=args.embeddings_cache,
     )
     print(" ".join(f"{name} {value:.4f}" for name, value in result["metrics"].items()))
 
@@ -571,6 +586,7 @@ def _ecqg_evaluate_dpr_runs(args) -> None:
         batch_size=args.batch_size,
         device=args.device,
         overlap_annotations=args.overlap_annotations,
+        embeddings_cache=args.embeddings_cache,
     )
     table = runs_table(result)
     if args.out:

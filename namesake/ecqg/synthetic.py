@@ -82,16 +82,21 @@ HARDNESS_RETRIEVERS = ("dense", "bm25")
 
 
 def hardness_retriever(
-    passages, kind: str = "dense", model: str | os.PathLike | None = None
+    passages,
+    kind: str = "dense",
+    model: str | os.PathLike | None = None,
+    embeddings_cache: str | os.PathLike | None = None,
 ) -> tuple[object, dict]:
     """The baseline retriever over `passages` (ids = passage ids, one passage per document)
     and what it is, for the statistics.
 
     ``"dense"`` encodes with `model` (see :func:`dense_model_encoders`; default the bundled
     MiniLM) in an exact flat index; ``"bm25"`` takes no model. A `model` folder whose training
-    was skipped (``not_trained.json``) is refused with its reason.
+    was skipped (``not_trained.json``) is refused with its reason. `embeddings_cache`: a folder
+    of passage embeddings shared with the other steps that rank these passages with this model
+    (:mod:`namesake.ecqg.dpr.embedding_cache`).
     """
-    from namesake.ecqg.dpr.evaluation import WHOLE, dense_run
+    from namesake.ecqg.dpr.evaluation import dense_run
 
     documents = passage_documents(passages)
     if kind == "bm25":
@@ -102,20 +107,20 @@ def hardness_retriever(
         return BM25Retriever.build(documents, show_progress=False), {"retriever": "bm25"}
     if kind != "dense":
         raise ValueError(f"hardness retriever must be one of {HARDNESS_RETRIEVERS}, not {kind!r}")
-    from namesake.retrieval.dense import DEFAULT_MODEL, DenseRetriever
+    from namesake.ecqg.dpr.embedding_cache import flat_dense_retriever
+    from namesake.retrieval.dense import DEFAULT_MODEL
 
     model = str(model or DEFAULT_MODEL)
     encoder = dense_run("hardness", model)
     if encoder.not_trained is not None:
         raise NamesakeError(f"--hardness-model {model}: not trained ({encoder.not_trained})")
     passage_model, question_model = encoder.passage_model, encoder.question_model
-    retriever = DenseRetriever.build(
+    retriever = flat_dense_retriever(
         documents,
-        model=passage_model,
-        query_model=question_model,
-        index="flat",
-        words=WHOLE,
+        passage_model,
+        question_model,
         show_progress=False,
+        cache=embeddings_cache,
     )
     about = {
         "retriever": "dense",
@@ -270,6 +275,7 @@ def build_synthetic_set(
     seed: int = 0,
     negatives_per_question: int = 1,
     stats_path: str | os.PathLike | None = None,
+    embeddings_cache: str | os.PathLike | None = None,
 ) -> dict:
     """The Mixed-DPR training set from generated questions (see the module docstring).
 
@@ -277,8 +283,9 @@ def build_synthetic_set(
     answers rarely occur in their passage); `hard_quantile` None disables the hardness filter;
     the statistics' ``filters`` say which ran. `hardness_retriever_kind` and `hardness_model`
     choose the baseline retriever of the hardness filter and the hard negatives
-    (:func:`hardness_retriever`). Writes the DPR JSON to `out` and, with `stats_path`, the
-    statistics there (both atomically); returns the statistics.
+    (:func:`hardness_retriever`; `embeddings_cache` its passage embeddings' folder). Writes
+    the DPR JSON to `out` and, with `stats_path`, the statistics there (both atomically);
+    returns the statistics.
     """
     from namesake.ecqg.passages import read_passages
 
@@ -292,7 +299,9 @@ def build_synthetic_set(
         raise BadInputError(passages_path, None, "no passages")
     texts = {pid: row["text"] for pid, row in table.items()}
     print(f"passages: {len(table)}")
-    retriever, about = hardness_retriever(table, hardness_retriever_kind, hardness_model)
+    retriever, about = hardness_retriever(
+        table, hardness_retriever_kind, hardness_model, embeddings_cache
+    )
     print(f"baseline retriever: {about}")
 
     qa = None

@@ -52,6 +52,7 @@ An index directory holds ``index.faiss`` (``faiss.write_index``), ``passage_docu
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable
 from functools import cached_property
 from pathlib import Path
@@ -383,6 +384,7 @@ class DenseRetriever:
         chunk_passages: int | None = None,
         similarity: str | None = None,
         encoder_type: str = SENTENCE_TRANSFORMERS,
+        embeddings_cache=None,
     ) -> DenseRetriever:
         """Splits `documents` into passages, encodes them and indexes the embeddings.
 
@@ -396,6 +398,11 @@ class DenseRetriever:
         a sample corpus; for a large one, ``namesake encode`` and ``namesake index`` (see
         :meth:`from_embeddings`) store float16 embeddings on disk, can run under
         ``accelerate launch``, and add the compressed ``ivfpq`` index.
+
+        `embeddings_cache` (``namesake.ecqg.dpr.embedding_cache.EmbeddingCache``: ``key``,
+        ``get``, ``put``) reads the passage embeddings of this model and these exact encoder
+        inputs when it holds them, and stores them when it does not: a pipeline that ranks
+        the same passages with the same model in several steps encodes them once.
         """
         if index not in IN_MEMORY_INDEX_TYPES:
             raise ValueError(
@@ -434,19 +441,39 @@ class DenseRetriever:
                 convert_to_numpy=True,
                 show_progress_bar=False,
             ).astype(np.float32, copy=False)
+            add(embeddings)
+            if embeddings_cache is not None:
+                encoded.append(embeddings)
+            progress.update(len(chunk))
+
+        def add(embeddings: np.ndarray) -> None:
             if faiss_index is None:
                 held.append(embeddings)
             else:
                 faiss_index.add(embeddings)
-            progress.update(len(chunk))
 
-        with progress:
-            inputs = (passage_input(p.title, p.text, separator) for p in passages)
-            for chunk in chunks(inputs, chunk_passages):
-                encode(chunk)
+        inputs = (passage_input(p.title, p.text, separator) for p in passages)
+        cache_key = stored = None
+        encoded: list[np.ndarray] = []  # what this build encoded, for the cache
+        if embeddings_cache is not None:
+            inputs = list(inputs)  # the key is over all of them, in order
+            cache_key = embeddings_cache.key(model, inputs, normalized)
+            stored = embeddings_cache.get(cache_key, len(inputs))
+        if stored is not None:
+            add(stored)
+            if show_progress:
+                where = embeddings_cache.path
+                print(f"{model}: {len(stored):,} passage embeddings from {where}", file=sys.stderr)
+        else:
+            with progress:
+                for chunk in chunks(inputs, chunk_passages):
+                    encode(chunk)
         document_ids, passage_documents = passages.document_ids, passages.passage_documents
         if not passage_documents:
             raise ValueError("no documents to index")
+        if encoded and cache_key is not None:
+            about = {"model": str(model), "normalized": normalized, "title_separator": separator}
+            embeddings_cache.put(cache_key, np.concatenate(encoded), about)
         if faiss_index is None:
             embeddings = np.concatenate(held)
             held.clear()

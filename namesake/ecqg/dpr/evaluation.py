@@ -33,6 +33,7 @@ from typing import NamedTuple
 
 import regex
 
+from namesake.ecqg.dpr.embedding_cache import WHOLE
 from namesake.errors import BadInputError, NamesakeError
 from namesake.markdown import markdown_table
 from namesake.outputs import atomic_file
@@ -108,7 +109,6 @@ def top_k_accuracy(
     return {f"top_{k}": (hits[k] / total if total else 0.0) for k in ks}
 
 
-WHOLE = 10**9  # passage length that never splits a (pre-split) passage again
 PARQUET_MAGIC = b"PAR1"
 
 
@@ -233,8 +233,13 @@ def rank_passages(
     similarity: str | None = None,
     batch_size: int = 64,
     device: str | None = None,
+    embeddings_cache: str | os.PathLike | None = None,
 ) -> tuple[list[list[str]], str | None]:
-    """Each question's top `k` passage ids under `run`, and the similarity searched with."""
+    """Each question's top `k` passage ids under `run`, and the similarity searched with.
+
+    A dense run's passage embeddings come from `embeddings_cache` when it holds them for this
+    model and these passages, and are stored there otherwise
+    (:mod:`namesake.ecqg.dpr.embedding_cache`)."""
     if run.kind == "tfidf":
         from namesake.retrieval.tfidf import TfidfRetriever
 
@@ -253,10 +258,15 @@ def rank_passages(
             **options,
         )
     else:
-        from namesake.retrieval import DenseRetriever
+        from namesake.ecqg.dpr.embedding_cache import flat_dense_retriever
 
-        retriever = DenseRetriever.build(
-            passages, model=run.passage_model, query_model=run.question_model, **options
+        del options["index"], options["words"]
+        retriever = flat_dense_retriever(
+            passages,
+            run.passage_model,
+            run.question_model,
+            cache=embeddings_cache,
+            **options,
         )
     found = retriever.search(questions, k)
     return [[pid for pid, _ in hits] for hits in found], retriever.similarity
@@ -300,6 +310,7 @@ def evaluate_retrieval(
     batch_size: int = 64,
     device: str | None = None,
     out: str | os.PathLike | None = None,
+    embeddings_cache: str | os.PathLike | None = None,
 ) -> dict:
     """Top-k retrieval accuracy of one DPR bi-encoder: :func:`evaluate_runs` with one dense
     run, in the flat layout that ``evaluate-dpr --model/--model-dir`` writes.
@@ -308,7 +319,8 @@ def evaluate_retrieval(
     question encoder defaults to the passage encoder); `similarity` None searches with the one
     the passage model declares, ``"dot"`` / ``"cosine"`` force one. Returns ``{"metrics":
     {"top_1": ...}, "questions", "skipped_questions", "passages", "similarity", ...}``, also
-    written to `out` as JSON (atomically) when given.
+    written to `out` as JSON (atomically) when given. `embeddings_cache`: see
+    :func:`evaluate_runs`.
     """
     result = evaluate_runs(
         passages_path,
@@ -318,6 +330,7 @@ def evaluate_retrieval(
         similarity=similarity,
         batch_size=batch_size,
         device=device,
+        embeddings_cache=embeddings_cache,
     )
     (run,) = result["runs"]
     result = {
@@ -346,6 +359,7 @@ def evaluate_runs(
     batch_size: int = 64,
     device: str | None = None,
     overlap_annotations: str | os.PathLike | None = None,
+    embeddings_cache: str | os.PathLike | None = None,
 ) -> dict:
     """Every run's top-k accuracy on the same questions and passages (the corpus and the test
     file read once), and on each of Lewis et al.'s overlap subsets when annotations are given.
@@ -353,7 +367,10 @@ def evaluate_runs(
     Returns ``{"runs": [{"label", "kind", "passage_model", "question_model", "similarity",
     "metrics", "subsets": {label: {"questions", "metrics"}}, "not_trained"}], "questions",
     "skipped_questions", "passages", "test_file", "cutoffs", "overlap_annotations"}``; a run
-    that was not trained has no metrics, only its reason.
+    that was not trained has no metrics, only its reason. With `embeddings_cache` (a
+    folder), a dense run's passage embeddings are read from there when an earlier step
+    encoded these passages with the same model, and stored there otherwise
+    (:mod:`namesake.ecqg.dpr.embedding_cache`).
     """
     from namesake.ecqg.dpr.overlap import read_overlap_annotations
 
@@ -390,6 +407,7 @@ def evaluate_runs(
                 similarity=None if run.kind == "tfidf" else similarity,
                 batch_size=batch_size,
                 device=device,
+                embeddings_cache=embeddings_cache,
             )
             row["metrics"] = top_k_accuracy(rankings, answers, texts, cutoffs)
             row["subsets"] = {}
