@@ -26,7 +26,10 @@ import time
 from pathlib import Path
 
 import numpy as np
+from scipy.stats import binomtest
+from sklearn.metrics import roc_auc_score
 
+from namesake.amber.evaluation.statistics import resampled_sets
 from namesake.metrics import metric_module
 from namesake.wes.scoring.answer_scorer import hybrid_features, withhold_question
 from namesake.wes.scoring.judgments import read_judged
@@ -55,6 +58,41 @@ def features_of(records, encoder: str, version: int, cache: Path) -> np.ndarray:
     return features
 
 
+RESAMPLES = 2000
+
+
+def paired_difference(labels, questions, scores4, scores5, threshold: float) -> dict:
+    """v5 minus v4 on the same answers: ROC-AUC and accuracy differences with 95% percentile
+    bootstrap intervals, questions drawn with replacement (an answer's verdicts are not
+    independent of its question's other answers), and the exact McNemar test on the answers
+    whose verdict at the threshold differs."""
+    right4 = (scores4 >= threshold) == labels
+    right5 = (scores5 >= threshold) == labels
+    only4, only5 = int((right4 & ~right5).sum()), int((right5 & ~right4).sum())
+    mcnemar = binomtest(only5, only4 + only5).pvalue if only4 + only5 else 1.0
+    result = {
+        "roc_auc": roc_auc(labels, scores5) - roc_auc(labels, scores4),
+        "accuracy": float(right5.mean() - right4.mean()),
+        "right only with v4": only4,
+        "right only with v5": only5,
+        "mcnemar p": mcnemar,
+    }
+    if np.array_equal(scores4, scores5):
+        return result | {"roc_auc interval": (0.0, 0.0), "accuracy interval": (0.0, 0.0)}
+    ids, question_of = np.unique(questions, return_inverse=True)
+    auc, accuracy = [], []
+    for counts in resampled_sets(len(ids), RESAMPLES, seed=0):
+        for drawn in counts:
+            weight = drawn[question_of]
+            auc.append(
+                roc_auc_score(labels, scores5, sample_weight=weight)
+                - roc_auc_score(labels, scores4, sample_weight=weight)
+            )
+            accuracy.append(np.average(right5, weights=weight) - np.average(right4, weights=weight))
+    interval = lambda values: tuple(float(v) for v in np.percentile(values, [2.5, 97.5]))  # noqa: E731
+    return result | {"roc_auc interval": interval(auc), "accuracy interval": interval(accuracy)}
+
+
 def dev_half(question: str) -> str:
     """Which half of EVOUNA's dev split a question falls in, by a fixed rule (SHA-256 of the
     question's text): "dev-a" may be read while the rules are developed, "dev-b" is held out
@@ -63,14 +101,24 @@ def dev_half(question: str) -> str:
     return "dev-a" if digest[0] % 2 == 0 else "dev-b"
 
 
+def dev_b_half(question: str) -> str:
+    """dev-b halved again (SHA-256 of ``issue-53:dev-b:<question>``), after dev-b's figures
+    showed v5 below v4: dev-b1's answers may be read to find why, dev-b2 stays unread."""
+    digest = hashlib.sha256(f"issue-53:dev-b:{question}".encode()).digest()
+    return "dev-b1" if digest[0] % 2 == 0 else "dev-b2"
+
+
 def in_split(record, split: str) -> bool:
-    if split in ("dev-a", "dev-b"):
-        return record.split == "dev" and dev_half(record.question or "") == split
+    question = record.question or ""
+    if split.startswith("dev-"):
+        if record.split != "dev" or dev_half(question) != split[:5]:
+            return False
+        return len(split) == 5 or dev_b_half(question) == split
     return record.split == split
 
 
 #: the splits whose answers the benchmark may write out (the others: aggregate figures only)
-READABLE = ("dev-a",)
+READABLE = ("dev-a", "dev-b1")
 
 
 def main() -> None:
@@ -78,11 +126,12 @@ def main() -> None:
     parser.add_argument("--out", required=True, help="cache and result folder")
     parser.add_argument(
         "--split",
-        choices=["test", "dev", "dev-a", "dev-b"],
+        choices=["test", "dev", "dev-a", "dev-b", "dev-b1", "dev-b2"],
         default="test",
         help="EVOUNA's split: dev was not read while v5's rules were narrowed on test's answers;"
-        " dev-a and dev-b are its halves by question (dev-a for development, dev-b held out);"
-        " answers read otherwise are written out for dev-a only",
+        " dev-a and dev-b are its halves by question (dev-a for development, dev-b held out),"
+        " dev-b1 and dev-b2 dev-b's (dev-b1 read after dev-b fell below v4, dev-b2 held out);"
+        " answers read otherwise are written out for dev-a and dev-b1 only",
     )
     args = parser.parse_args()
     out = Path(args.out)
@@ -115,7 +164,8 @@ def main() -> None:
         )
     scorers = {"namesake-wes-scorer-v4": (v4, features4), "namesake-wes-scorer-v5": (v5, features5)}
     dataset = np.array([r.dataset for r in records])
-    result = {"read otherwise": {}, "figures": {}, "asserted_text seconds": parse_s}
+    result = {"read otherwise": {}, "figures": {}, "v5 - v4": {}, "asserted_text seconds": parse_s}
+    computed = {}  # tag: {scorer: scores}
     readable = args.split in READABLE
     for d in ("nq", "tq"):
         on = dataset == d
@@ -144,6 +194,17 @@ def main() -> None:
                     "auc": roc_auc(labels[on], scores[on]),
                     "accuracy": accuracy_at(labels[on], scores[on], config["threshold"]),
                 }
+                computed.setdefault(tag, {})[name] = scores[on]
+        questions = [r.question for r, o in zip(records, on, strict=True) if o]
+        for tag, pair in computed.items():
+            if tag.startswith(d.upper()):
+                result["v5 - v4"][tag] = paired_difference(
+                    labels[on].astype(bool),
+                    questions,
+                    pair["namesake-wes-scorer-v4"],
+                    pair["namesake-wes-scorer-v5"],
+                    v5["threshold"],
+                )
     (out / f"v5-{args.split}.json").write_text(json.dumps(result, indent=2))
     counts = {d: v if isinstance(v, int) else len(v) for d, v in result["read otherwise"].items()}
     print(
@@ -158,6 +219,15 @@ def main() -> None:
     for name, row in result["figures"].items():
         cells = [f"{v['auc']:.4f} / {v['accuracy']:.4f}" for v in row.values()]
         print(f"| {name} | " + " | ".join(cells) + " |")
+    cells = []
+    for d in result["v5 - v4"].values():
+        low, high = d["roc_auc interval"]
+        cells.append(
+            f"{d['roc_auc']:+.4f} [{low:+.4f}, {high:+.4f}], {d['right only with v4']}:"
+            f"{d['right only with v5']} p={d['mcnemar p']:.2f}"
+        )
+    label = "v5 - v4 (ROC-AUC [95% CI]; right only with v4:v5, McNemar p)"
+    print(f"| {label} | " + " | ".join(cells) + " |")
 
 
 if __name__ == "__main__":

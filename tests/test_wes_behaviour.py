@@ -364,6 +364,60 @@ CASES = {
             RIGHT,
         ),
     ],
+    # the shapes of EVOUNA dev-b1's right answers that v5 misread (other words): what
+    # describes the asserted entity, a naming, and the question's own verb of saying
+    "description, naming and the asked saying": [
+        (
+            "Which European country ruled the coast of Sri Lanka in 1700?",
+            ["Netherlands"],
+            "Dutch Ceylon, which was a colony of the Netherlands.",
+            RIGHT,
+        ),
+        (
+            "In which language did the first Nobel laureate in literature write?",
+            ["French"],
+            "The first laureate was Sully Prudhomme, a poet who wrote in the French language.",
+            RIGHT,
+        ),
+        (
+            "the first booker prize went to an author who wrote in which language",
+            ["English"],
+            "The first winner was P. H. Newby, an author who wrote in the English language.",
+            RIGHT,
+        ),
+        (
+            "who is the youngest child in the incredibles",
+            ["Jack-Jack"],
+            "The baby of the family in The Incredibles is named Jack-Jack.",
+            RIGHT,
+        ),
+        (
+            'In which film did Bogart say "Here\'s looking at you, kid"?',
+            ["Casablanca"],
+            'Humphrey Bogart said "Here\'s looking at you, kid" in the film "Casablanca" (1942).',
+            RIGHT,
+        ),
+        (
+            'In which film did Bogart say "Here\'s looking at you, kid"?',
+            ["Casablanca"],
+            'In the film "Casablanca" (1942), actor Humphrey Bogart famously says the line'
+            ' "Here\'s looking at you, kid."',
+            RIGHT,
+        ),
+        # a description still compares and denies
+        (
+            "Which country won the 1998 FIFA World Cup?",
+            ["France"],
+            "Brazil, which is older than France.",
+            WRONG,
+        ),
+        (
+            "Which country won the 1998 FIFA World Cup?",
+            ["France"],
+            "Brazil, which was not a colony of France.",
+            WRONG,
+        ),
+    ],
 }
 ROWS = [(group, *case) for group, cases in CASES.items() for case in cases]
 
@@ -440,6 +494,26 @@ def test_held_out_generated_cases_are_judged_right(metric, with_question):
     ]
     accuracy = 1 - len(wrong) / len(held)
     assert accuracy >= HELD_OUT_TARGET, f"{accuracy:.3f} of {len(held)}; wrong: {wrong[:20]}"
+
+
+@pytest.mark.parametrize("with_question", [True, False], ids=["with question", "without"])
+def test_a_description_a_naming_and_the_asked_saying_keep_the_gold_answer(metric, with_question):
+    """The right answers of the group above keep every gold mention: version 5 reads them
+    as version 4 does (`asserted_text` is None), not merely to a score above the threshold
+    (dropping "Netherlands" from "Dutch Ceylon, ..." still leaves "Dutch")."""
+    asserted_text = _metric_module(metric).asserted_text
+    for question, references, answer, right in CASES["description, naming and the asked saying"]:
+        if right:
+            assert asserted_text(question if with_question else None, references, answer) is None, (
+                answer
+            )
+
+
+def _metric_module(metric):
+    """The metric's own module (evaluate loads it from a copy of metrics/wes_similarity)."""
+    import sys
+
+    return sys.modules[type(metric).__module__]
 
 
 def test_a_clause_the_question_asks_about_is_asserted(metric):

@@ -95,7 +95,6 @@ _BELIEF_LEMMAS = [
     "credit",
     "attribute",
     "ascribe",
-    "name",
     "list",
     "cite",
     "rumor",
@@ -127,6 +126,10 @@ def _forms(lemma: str) -> list[str]:
 
 
 _BELIEF_VERBS = frozenset(form for lemma in _BELIEF_LEMMAS for form in _forms(lemma))
+# Verbs a tagger misreads as nouns at the start of an answer ("A common myth names Tolstoy";
+# "Many credit Edison"): a clause, not a leading phrase. Naming is no belief by itself ("the
+# boy is named Dash" asserts Dash); "names" reports one through its subject ("a myth names").
+_MISREAD_VERBS = _BELIEF_VERBS | {"names"}
 _BELIEF_NOUNS = frozenset(
     ["myth", "belief", "legend", "misconception", "rumor", "rumour", "assumption", "guess"]
 )
@@ -165,13 +168,34 @@ def _believes(verb) -> bool:
     if verb.lower_ in _BELIEF_VERBS:
         return True
     for child in verb.children:
-        if child.dep_ in ("nsubj", "nsubjpass") and (
-            child.lower_ in _BELIEF_NOUNS or child.lower_ in _GROUPS
-        ):
+        # a subject, or one misread as a compound before its verb ("a common myth names X")
+        subject = child.dep_ in _SUBJECTS or (child.dep_ == "compound" and child.i < verb.i)
+        if subject and (child.lower_ in _BELIEF_NOUNS or child.lower_ in _GROUPS):
             return True
         if child.dep_ == "advmod" and child.lower_ in _BELIEF_ADVERBS:
             return True
     return False
+
+
+def _reports(verb, asked: frozenset[str]) -> bool:
+    """The verb reports a belief (`_believes`) other than the relation the question asks
+    about: in "Who is credited with the telephone?" → "It is credited to Bell", and in
+    "In which film did Garbo say ...?" → "Garbo said it in Grand Hotel", the verb's
+    complements answer the question; nobody's belief is reported."""
+    return _believes(verb) and _stem(verb.text) not in asked
+
+
+def _believer(token, asked: frozenset[str]) -> bool:
+    """The name is the subject of a verb that reports a belief ("Garbo said ...", "many
+    believe ..."): who holds or voices the belief, not an answer the sentence asserts. (A
+    leading phrase the parser hangs under the verb as its subject is not one.)"""
+    node = token
+    while node.dep_ in ("compound", "flat") and node.head.i != node.i:
+        node = node.head
+    dislocated = _dislocated_head(token.sent)
+    if dislocated is not None and dislocated.i == node.i:
+        return False  # "K2; even if it is often credited to Everest": the answer, set off
+    return node.dep_ in _SUBJECTS and node.i < node.head.i and _reports(node.head, asked)
 
 
 def _ordered(preposition) -> bool:
@@ -267,7 +291,7 @@ def _dislocated_head(sent):
         segment.append(token)
     if not segment or segment[-1].i == sent[-1].i or segment[0].pos_ in ("ADP", "SCONJ", "CCONJ"):
         return None
-    if any(t.pos_ in ("VERB", "AUX") or t.lower_ in _BELIEF_VERBS for t in segment):
+    if any(t.pos_ in ("VERB", "AUX") or t.lower_ in _MISREAD_VERBS for t in segment):
         return None  # a clause, or one misread as a phrase ("Many credit Edison")
     if not any(
         t.pos_ in ("NOUN", "PROPN", "NUM") or (t.pos_ in ("ADJ", "X") and t.text[:1].isupper())
@@ -298,13 +322,15 @@ def _belief_in_phrase(token) -> bool:
 
 
 def _belief_word(token) -> bool:
-    """A verb of belief or a noun that holds one; not the noun "name" ("another name for X",
-    "the pen name X")."""
-    if token.lower_ == "name" and token.tag_ == "NN":
-        return False
-    return token.lower_ in _BELIEF_VERBS or token.lower_ in _BELIEF_NOUNS
+    """A verb of belief, a noun that holds one, or a verb read as a noun with its believer
+    ("a common myth names Tolstoy" as one phrase)."""
+    if token.lower_ in _BELIEF_VERBS or token.lower_ in _BELIEF_NOUNS:
+        return True
+    return token.pos_ == "NOUN" and _believes(token)
 
 
+_NAMES_A_THING = frozenset(["appos", "compound", "amod"])
+_COPULAS = frozenset(["be", "is", "are", "was", "were", "been", "being", "am"])
 _AUXILIARIES = frozenset(
     ["be", "is", "are", "was", "were", "been", "being", "am", "do", "does", "did", "done"]
     + ["have", "has", "had", "having", "get", "gets", "got"]
@@ -342,16 +368,25 @@ def _spared(token, top, asked: frozenset[str]) -> bool:
       names who does something to the asserted entity, the pair the answer gives ("a
       character and the actor who plays it"), not a rival that does what the question asks
       (an active clause: "Brazil, which defeated France");
-    - the name of a thing in a prepositional phrase (an apposition to its common noun:
-      "..., who wrote the songs under the stage name X"): a circumstance of the clause, not
-      a participant of its verb that rivals the asserted entity ("Braque, whose friend
-      Picasso shared his studio" spares nothing: the friend is the clause's subject)."""
+    - the name of a thing in a prepositional phrase (an apposition to, a compound or an
+      adjective of its common noun: "..., who wrote the songs under the stage name X"; "an
+      author who wrote in the Malayalam language"): a circumstance of the clause, not a
+      participant of its verb that rivals the asserted entity ("Braque, whose friend
+      Picasso shared his studio" spares nothing: the friend is the clause's subject);
+    - the predicate of a copular clause ("French Indochina, which was a colony of France"):
+      it says what the asserted entity is, and what it names describes that entity rather
+      than rivalling it (an order or a comparison in it is still one: "..., which is older
+      than X")."""
     node, verb = token, None  # the verb of the mention's own clause
     while node.i != top.i and node.i != node.head.i:
         parent, edge = node.head, node.dep_
+        if (edge == "pobj" and _ordered(parent)) or _negated_below(parent, node):
+            return False  # compared or denied inside the clause: no counterpart it gives
         if edge == "agent" and parent.pos_ == "VERB" and parent.tag_ == "VBN":
             return True
-        if edge == "appos" and parent.pos_ == "NOUN" and parent.dep_ == "pobj":
+        if edge in _NAMES_A_THING and parent.pos_ == "NOUN" and parent.dep_ == "pobj":
+            return True
+        if edge in _IDENTITY and parent.lower_ in _COPULAS and parent.dep_ in ("relcl", "acl"):
             return True
         if verb is None and parent.pos_ == "VERB" and parent.i != top.i:
             verb = parent
@@ -425,9 +460,10 @@ def token_status(token, asked: frozenset[str] = frozenset()) -> str:
         if scoped:
             if _negated_below(head, node):
                 return "denied"
+            # complements follow their verb ("In the film X, Garbo said ..." reports no X);
             # a subject after its verb is its complement misread ("Some say Yuri Gagarin")
-            complement = edge in _REPORTED_EDGES or (edge in _SUBJECTS and node.i > head.i)
-            if complement and _believes(head):
+            complement = node.i > head.i and (edge in _REPORTED_EDGES or edge in _SUBJECTS)
+            if complement and _reports(head, asked):
                 return "reported"
         node = head
     return "asserted"
@@ -571,6 +607,7 @@ def asserted_text(question: str | None, references: list[str], candidate: str) -
             kind
             and not _quoted(token)
             and _principal(token)
+            and not _believer(token, stems)
             and token_status(token, stems) == "asserted"
         )
     if not mentions or not rival or any(token_status(t, stems) == "asserted" for t in mentions):
