@@ -30,9 +30,9 @@ from scipy.stats import binomtest
 from sklearn.metrics import roc_auc_score
 
 from namesake.amber.evaluation.statistics import resampled_sets
-from namesake.metrics import metric_module
-from namesake.wes.scoring.answer_scorer import hybrid_features, withhold_question
-from namesake.wes.scoring.judgments import read_judged
+from namesake.metrics import load_metric, metric_module
+from namesake.wes.scoring.answer_scorer import hybrid_features, surname_pairs, withhold_question
+from namesake.wes.scoring.judgments import read_judged, wes_judged_answers
 from namesake.wes.scoring.thresholds import accuracy_at, roc_auc
 
 
@@ -93,6 +93,57 @@ def paired_difference(labels, questions, scores4, scores5, threshold: float) -> 
     return result | {"roc_auc interval": interval(auc), "accuracy interval": interval(accuracy)}
 
 
+def wes_name_figures(folder: str, module) -> None:
+    """The WES columns of the encoder study (`bench_wes_scorer_study.py`: test pairs, no
+    question; thresholds 2 and 5 without threshold 1's articles, which v4 was fitted on; the
+    look-alike pairs of threshold 1 again without a surname alone) for v4 and v5, and the
+    pairs v5 reads otherwise."""
+    records = [
+        r
+        for threshold in (1, 2, 5)
+        for kind in ("pairs", "hardpairs")
+        for r in wes_judged_answers(folder, f"2016thresh{threshold}{kind}")
+    ]
+    fitted = {r.references[0] for r in records if r.dataset.startswith("wes-2016thresh1")}
+    test = [r for r in records if r.split == "test"]
+    read = [r for r in test if module.asserted_text(None, list(r.references), r.candidate)]
+    print(f"WES test pairs read otherwise by v5: {len(read)} of {len(test):,}")
+    for r in read:
+        print(f"  {r.candidate!r} for {r.references[0]!r} ({r.dataset}, same: {r.label})")
+    labels = np.array([r.label for r in test])
+    dataset = np.array([r.dataset for r in test])
+    unseen = np.array([r.references[0] not in fitted for r in test])
+    groups = {}
+    for kind, label in (("pairs", "random"), ("hardpairs", "hard")):
+        for threshold in (1, 2, 5):
+            mask = dataset == f"wes-2016thresh{threshold}{kind}"
+            groups[f"WES {label} t{threshold}"] = mask & unseen if threshold > 1 else mask
+    hard = groups["WES hard t1"]
+    v4 = module.DEFAULT_SCORERS["namesake-wes-scorer-v4"]
+    features = np.zeros((len(test), len(module.HYBRID_FEATURES)))
+    features[hard] = hybrid_features(
+        [None] * int(hard.sum()),
+        [list(r.references) for r, h in zip(test, hard, strict=True) if h],
+        [r.candidate for r, h in zip(test, hard, strict=True) if h],
+        v4["encoder"],
+        version=4,
+    )
+    groups["WES hard t1, no surname alone"] = hard & ~surname_pairs(test, features)
+    metric = load_metric("wes_similarity")
+    print("| scorer (ROC-AUC) | " + " | ".join(groups) + " |")
+    print("| pairs (test) | " + " | ".join(f"{int(m.sum()):,}" for m in groups.values()) + " |")
+    for name in ("namesake-wes-scorer-v4", "namesake-wes-scorer-v5"):
+        scores = np.array(
+            metric.compute(
+                predictions=[r.candidate for r in test],
+                references=[list(r.references) for r in test],
+                model_name_or_path=name,
+            )["scores"]
+        )
+        cells = [f"{roc_auc(labels[m], scores[m]):.4f}" for m in groups.values()]
+        print(f"| {name} | " + " | ".join(cells) + " |")
+
+
 def dev_half(question: str) -> str:
     """Which half of EVOUNA's dev split a question falls in, by a fixed rule (SHA-256 of the
     question's text): "dev-a" may be read while the rules are developed, "dev-b" is held out
@@ -133,9 +184,16 @@ def main() -> None:
         " dev-b1 and dev-b2 dev-b's (dev-b1 read after dev-b fell below v4, dev-b2 held out);"
         " answers read otherwise are written out for dev-a and dev-b1 only",
     )
+    parser.add_argument(
+        "--wes",
+        help="a WES build folder (thresholds 1 2 5, look-alike negatives): also the encoder"
+        " study's WES columns for v4 and v5, and the test pairs v5 reads otherwise",
+    )
     args = parser.parse_args()
     out = Path(args.out)
     module = metric_module("wes_similarity")
+    if args.wes:
+        wes_name_figures(args.wes, module)
     v4 = module.DEFAULT_SCORERS["namesake-wes-scorer-v4"]
     v5 = module.DEFAULT_SCORERS["namesake-wes-scorer-v5"]
     base = "dev" if args.split.startswith("dev") else args.split
@@ -205,6 +263,19 @@ def main() -> None:
                     pair["namesake-wes-scorer-v5"],
                     v5["threshold"],
                 )
+    # the encoder study's other columns (docs/performance/wes.md): sentences, FiD's short answers
+    sentence = np.array([r.kind == "sentence" for r in records])
+    fid_short = np.array([r.system == "fid" and r.kind == "short" for r in records])
+    for name, (config, values) in scorers.items():
+        combiner = module.LogisticCombiner(config["combiner"])
+        with_q = combiner.predict_proba(values)
+        without_q = combiner.predict_proba(withhold_question(values))
+        row = result.setdefault("study columns", {}).setdefault(name, {})
+        for d in ("nq", "tq"):
+            on = (dataset == d) & sentence
+            row[f"{d.upper()} with q, sentence"] = roc_auc(labels[on], with_q[on])
+            row[f"{d.upper()} without q, sentence"] = roc_auc(labels[on], without_q[on])
+        row["FiD short with q"] = roc_auc(labels[fid_short], with_q[fid_short])
     (out / f"v5-{args.split}.json").write_text(json.dumps(result, indent=2))
     counts = {d: v if isinstance(v, int) else len(v) for d, v in result["read otherwise"].items()}
     print(
@@ -226,6 +297,10 @@ def main() -> None:
             f"{d['roc_auc']:+.4f} [{low:+.4f}, {high:+.4f}], {d['right only with v4']}:"
             f"{d['right only with v5']} p={d['mcnemar p']:.2f}"
         )
+    columns = next(iter(result["study columns"].values()))
+    print("| scorer (ROC-AUC) | " + " | ".join(columns) + " |")
+    for name, row in result["study columns"].items():
+        print(f"| {name} | " + " | ".join(f"{v:.4f}" for v in row.values()) + " |")
     label = "v5 - v4 (ROC-AUC [95% CI]; right only with v4:v5, McNemar p)"
     print(f"| {label} | " + " | ".join(cells) + " |")
 

@@ -11,20 +11,25 @@ parse puts it in a position that does not assert:
   asserted, with what renames it (compounds, appositions, coordinations); every other
   dependent (a prepositional phrase, a clause, an adverb) only mentions;
 - **a relative or participial clause** ("..., which defeated France"; "..., who studied
-  under Bell"), except the name a participle gives ("an artist named Raphael");
+  under Bell"), except the name a participle gives ("an artist named Raphael") and what
+  the clause gives as the asserted entity's counterpart or description (`_spared`: a
+  passive's agent, the name of a thing in a prepositional phrase, a copular clause's
+  predicate, the participants of the verb the question asks with);
 - **a negated clause or phrase**: under a ``neg`` dependent, for the words after the
   negation and the subject of the negated verb ("Fleming did not discover it"; "K2, not
   Everest"), up to a clause boundary (an adverbial, coordinated or parenthetical clause,
   or "but"/"yet" between two phrases: "not Paris but Lyon" asserts Lyon);
 - **an order or comparison**: the object of a preposition of order (after, before, behind,
   than, ...) or of one under a comparative ("shorter than the Nile", "hours ahead of Bell");
-- **a reported belief**: the complement of a verb of belief, saying or attribution ("say",
-  "believe", "credited to", ...), of a verb whose subject is a belief ("a common myth
-  names ..."), or of a verb whose subject is an unnamed group of people ("many", "fans",
-  "tourists"), up to a clause boundary.
+- **a reported belief**: a complement (after the verb) of a verb of belief, saying or
+  attribution ("say", "believe", "credited to", ...), of a verb whose subject is a belief
+  ("a common myth names ..."), or of a verb whose subject is an unnamed group of people
+  ("many", "fans", "tourists"), up to a clause boundary; never of the verb the question
+  asks with ("In which film did Garbo say ...?" → "Garbo said it in Grand Hotel").
 
 Only a gold answer is ever dropped, and only when the answer asserts another entity of its
-kind (a name for a name, a number for a number: the *rival*), outside the question: then
+kind (a name for a name, a number for a number: the *rival*; never the subject of a verb
+that reports a belief, who holds it), outside the question: then
 every mention of a gold answer must be non-asserted, and the answer is scored without them.
 Otherwise the answer goes on to `committed_text`'s rules (version 4) unchanged.
 
@@ -331,9 +336,8 @@ def _belief_word(token) -> bool:
 
 _NAMES_A_THING = frozenset(["appos", "compound", "amod"])
 _COPULAS = frozenset(["be", "is", "are", "was", "were", "been", "being", "am"])
-_AUXILIARIES = frozenset(
-    ["be", "is", "are", "was", "were", "been", "being", "am", "do", "does", "did", "done"]
-    + ["have", "has", "had", "having", "get", "gets", "got"]
+_AUXILIARIES = _COPULAS | frozenset(
+    ["do", "does", "did", "done", "have", "has", "had", "having", "get", "gets", "got"]
 )
 
 
