@@ -31,7 +31,12 @@ from sklearn.metrics import roc_auc_score
 
 from namesake.amber.evaluation.statistics import resampled_sets
 from namesake.metrics import load_metric, metric_module
-from namesake.wes.scoring.answer_scorer import hybrid_features, surname_pairs, withhold_question
+from namesake.wes.scoring.answer_scorer import (
+    hybrid_features,
+    record_features,
+    surname_pairs,
+    withhold_question,
+)
 from namesake.wes.scoring.judgments import read_judged, wes_judged_answers
 from namesake.wes.scoring.thresholds import accuracy_at, roc_auc
 
@@ -40,19 +45,9 @@ def features_of(records, encoder: str, version: int, cache: Path) -> np.ndarray:
     """HYBRID_FEATURES of every record with its question, computed once, cached."""
     if cache.is_file():
         return np.load(cache)["features"]
-    keys = [(r.question, r.references, r.candidate) for r in records]
-    distinct = list(dict.fromkeys(keys))
     start = time.perf_counter()
-    values = hybrid_features(
-        [q or None for q, _, _ in distinct],
-        [list(refs) for _, refs, _ in distinct],
-        [c for _, _, c in distinct],
-        encoder,
-        version=version,
-    )
+    features = record_features(records, encoder, version)
     print(f"features version {version}: {time.perf_counter() - start:.0f} s")
-    index = {key: i for i, key in enumerate(distinct)}
-    features = values[[index[k] for k in keys]]
     cache.parent.mkdir(parents=True, exist_ok=True)
     np.savez(cache, features=features)
     return features
