@@ -101,7 +101,7 @@ demo:
 	# WES from the real 206-page Wikipedia excerpt (--all-targets keeps links to pages outside
 	# it), with look-alike negatives (lexical, substring, cooccurrence) in *hardpairs configs.
 	$(BIN)/python dataset_scripts/wes/build.py --out $(DEMO_OUT)/wes --all-targets
-	# The metric's default scorer (namesake-wes-scorer-v4) judging answers, with their question
+	# The metric's default scorer (namesake-wes-scorer-v5) judging answers, with their question
 	# and without it (the call `compute(predictions, references)`).
 	$(BIN)/namesake wes score $(WES_ANSWERS) $(WES_QUESTIONS)
 	$(BIN)/namesake wes score $(WES_ANSWERS)

@@ -45,7 +45,7 @@ from namesake.metrics import metric_module
 from namesake.wes.scoring.answer_scorer import (
     fit_combiner,
     fit_hybrid,
-    hybrid_features,
+    record_features,
     save_hybrid_scorer,
     surname_pairs,
     training_rows,
@@ -73,17 +73,7 @@ def features_of(records, encoder: str, cache: Path, version: int | None = None) 
     answer, cached); `version`: the feature extraction's (default: the current one)."""
     if cache.is_file():
         return np.load(cache)["features"]
-    keys = [(r.question, r.references, r.candidate) for r in records]
-    distinct = list(dict.fromkeys(keys))
-    values = hybrid_features(
-        [q or None for q, _, _ in distinct],
-        [list(refs) for _, refs, _ in distinct],
-        [c for _, _, c in distinct],
-        encoder,
-        version=version,
-    )
-    index = {key: i for i, key in enumerate(distinct)}
-    features = values[[index[k] for k in keys]]
+    features = record_features(records, encoder, version)
     cache.parent.mkdir(parents=True, exist_ok=True)
     np.savez(cache, features=features)
     return features

@@ -1,6 +1,6 @@
 """Judge QA answers against gold answers with the ``wes_similarity`` evaluate metric, once
 without the questions and once with them: "NYC" is right for "New York City", which exact
-match and token F1 score 0. By default the metric's own scorer (namesake-wes-scorer-v4) judges
+match and token F1 score 0. By default the metric's own scorer (namesake-wes-scorer-v5) judges
 a few built-in answers, each question with a right answer phrased unlike the gold one and a
 wrong one::
 

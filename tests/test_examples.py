@@ -137,7 +137,7 @@ def test_score_answers_judges_the_right_answer_above_the_wrong_one(tmp_path):
         for question, gold, answer in built_in:
             f.write(json.dumps({"question": question, "answer": answer, "gold": gold}) + "\n")
     out = example("score_answers.py", "--answers", answers, cwd=tmp_path).splitlines()
-    assert out[0].startswith("namesake-wes-scorer-v4 (hybrid): an answer is right at ")
+    assert out[0].startswith("namesake-wes-scorer-v5 (hybrid): an answer is right at ")
     rows = [line.split(" | ") for line in out[2:-3]]
     assert [row[:3] for row in rows] == [[q, " / ".join(g), a] for q, g, a in built_in]
     scores = [[float(cell.split()[0]) for cell in row[3:]] for row in rows]

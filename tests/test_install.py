@@ -267,5 +267,5 @@ def test_installed_cli_fits_and_judges_a_scorer_on_the_bundled_evouna(installed)
         env,
         timeout=600,
     )
-    for row in ("| scorer:scorer |", "| namesake-wes-scorer-v4 |", "| lexical_sum |"):
+    for row in ("| scorer:scorer |", "| namesake-wes-scorer-v5 |", "| lexical_sum |"):
         assert row in judged

@@ -231,7 +231,7 @@ def test_score_answer_uses_the_wes_metric(explorer):
     close = explorer.score_answer("New York City\n\nThe Big Apple\n", "NYC")
     far = explorer.score_answer("New York City", "a trombone")
     same = explorer.score_answer("New York City", "new york city")
-    assert close["scorer"] == "hybrid" and close["model"] == "namesake-wes-scorer-v4"
+    assert close["scorer"] == "hybrid" and close["model"] == "namesake-wes-scorer-v5"
     assert close["num_pairs"] == 2 and close["regime"] == "without questions"
     assert close["scores"][0] > far["scores"][0]
     assert same["exact_match"] == 100.0 and close["exact_match"] == 0.0

@@ -397,6 +397,20 @@ def test_each_metric_scores_a_correct_paraphrase_above_a_wrong_answer(name):
         assert (right > wrong).all(), (right, wrong)
 
 
+def test_judging_without_meteor_never_loads_wordnet():
+    """Loading WordNet takes seconds (make demo judged twice without METEOR and waited for
+    it each time): only METEOR's availability reads it."""
+    code = (
+        "import sys; from namesake.wes.scoring.classic_metrics import classic_scorers;"
+        "scorers, skipped = classic_scorers(['token_f1', 'lexical_sum', 'exact_match']);"
+        "print(sorted(scorers), sorted(skipped), 'nltk' in sys.modules)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "['exact_match', 'lexical_sum', 'token_f1'] [] False"
+    with pytest.raises(ValueError, match="no metric 'meteorr'"):
+        available_metrics(["token_f1", "meteorr"])
+
+
 def test_meteor_uses_wordnet_synonyms():
     why = available_metrics()["meteor"]
     if why is not None:

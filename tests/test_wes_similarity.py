@@ -39,7 +39,14 @@ def test_module_is_self_contained():
     and the script imports every one of them itself: evaluate's loader copies only the
     sibling modules that the script imports (not those its siblings import)."""
     siblings = {path.stem for path in MODULE_DIR.glob("*.py")} - {"wes_similarity", "app"}
-    assert siblings == {"answer_text", "features", "frozen_scorers", "scorers", "span_encoder"}
+    assert siblings == {
+        "answer_text",
+        "asserted",
+        "features",
+        "frozen_scorers",
+        "scorers",
+        "span_encoder",
+    }
     # app.py is the Space's entry point, no module of the metric: it imports namesake's page
     # only in a checkout, and the staged Space runs without namesake
     # (tests/e2e/test_metric_space_browser.py)
@@ -70,7 +77,7 @@ def test_the_metric_folder_loads_with_evaluate_from_a_copy_outside_the_checkout(
         "references": [["New York City"], ["Madrid"], ["Roald Amundsen"]],
     }
     result = moved.compute(**inputs)
-    assert result["model"] == "namesake-wes-scorer-v4"
+    assert result["model"] == "namesake-wes-scorer-v5"
     code = wes_similarity_code()
     expected = code.resolve_scorer(None).score(None, inputs["references"], inputs["predictions"])
     assert result["scores"] == [float(s) for s in expected]
@@ -156,7 +163,7 @@ def test_default_is_the_versioned_hybrid_scorer(metric, bare):
         references=[["New York City"], ["Banana"], ["Einstein"], ["Einstein"]],
         questions=["q"] * 4,
     )
-    assert r["scorer"] == "hybrid" and r["model"] == "namesake-wes-scorer-v4"
+    assert r["scorer"] == "hybrid" and r["model"] == "namesake-wes-scorer-v5"
     assert r["model_source"] == "default"
     assert r["threshold"] == bare.DEFAULT_SCORER["threshold"]
     nyc, banana, stated, negated = r["scores"]
@@ -175,7 +182,7 @@ def test_default_does_not_follow_the_environment_or_a_cache(
     (tmp_path / "namesake").mkdir()
     (tmp_path / "namesake" / "wes-cross-encoder").symlink_to(tiny_cross_encoder)
     after = metric.compute(predictions=["NYC"], references=[["New York City"]])
-    assert after["scores"] == before["scores"] and after["model"] == "namesake-wes-scorer-v4"
+    assert after["scores"] == before["scores"] and after["model"] == "namesake-wes-scorer-v5"
 
 
 def test_a_score_does_not_depend_on_the_rest_of_the_call(metric):

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 
+from .asserted import asserted_text, needs_parse, parse_all
 from .features import (
     HYBRID_FEATURES,
     _mention_features,
@@ -208,9 +209,11 @@ class LogisticCombiner:
 # stem_recall and lexically_disjoint; 4 turns down denied, compared and corrected mentions
 # too (`committed_text`), reads years said in pairs (`canonical_tokens`), adds
 # number_mismatch and surname_match, and gives an answer that holds a gold answer whole both
-# cosines 1.0 without running the encoder (`_cosines`).
-FEATURES_VERSION = 4
-BATCHING_BY_VERSION = {1: "characters", 2: "pieces", 3: "alone", 4: "alone"}
+# cosines 1.0 without running the encoder (`_cosines`); 5 reads the entity an answer asserts
+# from a dependency parse and drops the gold mentions it only mentions (`asserted_text`),
+# before version 4's rules.
+FEATURES_VERSION = 5
+BATCHING_BY_VERSION = {1: "characters", 2: "pieces", 3: "alone", 4: "alone", 5: "alone"}
 
 
 def hybrid_features(
@@ -226,9 +229,19 @@ def hybrid_features(
         [q or None for q in questions] if questions is not None else [None] * len(candidates)
     )
     scored = list(candidates)
+    asserted = [None] * len(candidates)
+    if version >= 5:  # parse the answers that may assert a rival, in batches
+        parse = [
+            i
+            for i, (q, refs, c) in enumerate(zip(questions, references, candidates, strict=True))
+            if needs_parse(q, refs, c)
+        ]
+        parse_all([candidates[i] for i in parse])
+        for i in parse:
+            asserted[i] = asserted_text(questions[i], references[i], candidates[i])
     if version >= 2:
         for i, (refs, c) in enumerate(zip(references, candidates, strict=True)):
-            committed = committed_text(c, refs, version)
+            committed = asserted[i] or committed_text(c, refs, min(version, 4))
             scored[i] = c if committed is None else committed
     text = np.array(
         [

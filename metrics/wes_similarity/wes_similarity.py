@@ -8,7 +8,12 @@ the share at or above the scorer's threshold, and exact match and token F1 besid
 
 Scorers (``model_name_or_path``), each with its own threshold:
 
-- ``None`` (default): **namesake-wes-scorer-v4**, fixed in this file (``DEFAULT_SCORER``): a
+- ``None`` (default): **namesake-wes-scorer-v5**, fixed in this file (``DEFAULT_SCORER``):
+  v4's regression on features that first read which entity an answer asserts from spaCy's
+  dependency parse (``asserted.py``): a gold answer a sentence only mentions (in a relative
+  clause, a comparison, a denial, a reported belief, a fragment's modifier) while it asserts
+  another entity of its kind is no evidence ("Brazil, which defeated France"; "Folk believe
+  Everest, though it is truly K2"). v4 and v5 are otherwise the same scorer: a
   hybrid of lexical evidence (token F1, token recall, gold containment, an abbreviation,
   numbers and dates written another way, a surname alone, another number, words sharing a
   stem, no lexical evidence at all, ...; a gold mention the answer turns down, denies,
@@ -21,7 +26,8 @@ Scorers (``model_name_or_path``), each with its own threshold:
   split, every judged answer once with its question and once without it, and on WES
   validation pairs. Its value never depends on the environment, a cache folder or a
   download: a new version gets a new name.
-- ``"namesake-wes-scorer-v3"``, ``-v2`` and ``-v1``: the earlier defaults (v3: without the
+- ``"namesake-wes-scorer-v4"``, ``-v3``, ``-v2`` and ``-v1``: the earlier defaults (v4:
+  without the parse; v3: without the
   denial, correction and comparison rules, surnames and other numbers, every answer
   encoded; v2: batched encodings, without stems and the lexically disjoint; v1: MiniLM, and
   without a question it judges an answer as a WES name pair), kept so that old results stay
@@ -46,7 +52,8 @@ sibling modules a script imports, and only those, so this script imports each on
 - ``span_encoder.py``: the encoder behind the span cosines;
 - ``scorers.py``: the scorers (hybrid, cross-encoder, bi-encoder), saved or frozen, and how a
   model is found;
-- ``frozen_scorers.py``: namesake-wes-scorer-v1 to -v4 as data, one row per feature.
+- ``frozen_scorers.py``: namesake-wes-scorer-v1 to -v5 as data, one row per feature.
+- ``asserted.py``: version 5's reading of the entity an answer asserts (spaCy's parse).
 
 What namesake and users read of the metric's code is named in ``__all__`` below.
 """
@@ -70,6 +77,7 @@ from .answer_text import (
     squad_normalize,
     token_f1,
 )
+from .asserted import asserted_text, token_status
 from .features import (
     HYBRID_FEATURES,
     canonical_tokens,
@@ -122,6 +130,7 @@ __all__ = [
     "Scorer",
     "SpanEncoder",
     "WesSimilarity",
+    "asserted_text",
     "bundled_bi_encoder",
     "canonical_tokens",
     "committed_text",
@@ -140,6 +149,7 @@ __all__ = [
     "score_pairs",
     "squad_normalize",
     "surname_match",
+    "token_status",
     "token_f1",
 ]
 
@@ -157,9 +167,10 @@ _CITATION = """\
 _DESCRIPTION = """\
 Semantic answer equivalence for question answering (Huang et al., 2022, "'Tis but Thy Name").
 Each prediction is judged against its gold answers by a scorer: by default
-namesake-wes-scorer-v4, a logistic regression over lexical evidence and the best-matching-span
+namesake-wes-scorer-v5, a logistic regression over lexical evidence and the best-matching-span
 cosine of bge-small-en-v1.5 (int8), fitted on human judgments of QA answers (EVOUNA) with and
-without their questions and on WES name pairs; or the earlier -v3, -v2 and -v1 by name; or a saved
+without their questions and on WES name pairs, read on the entity an answer asserts (spaCy's
+parse); or the earlier -v4, -v3, -v2 and -v1 by name; or a saved
 WES scorer (hybrid, cross-encoder or bi-encoder) with its own threshold; or any cross-encoder /
 sentence-transformers model. An example's score is its scorer's probability (or cosine) that
 the prediction is right; `accuracy` is the share of examples at or above the threshold. Exact
@@ -176,9 +187,9 @@ Args:
         hybrid scorer uses it (a gold answer that repeats the question's words is weaker
         evidence). Without questions the default judges the answers as QA answers all the
         same, with weights fitted on judged answers whose question was withheld.
-    model_name_or_path (`str`, optional): "namesake-wes-scorer-v1" / "-v2" / "-v3" / "-v4", a
-        saved WES scorer (folder or Hub id with a scorer.json), or a cross-encoder or
-        sentence-transformers bi-encoder. None (default): namesake-wes-scorer-v4.
+    model_name_or_path (`str`, optional): "namesake-wes-scorer-v1" / "-v2" / "-v3" / "-v4" /
+        "-v5", a saved WES scorer (folder or Hub id with a scorer.json), or a cross-encoder or
+        sentence-transformers bi-encoder. None (default): namesake-wes-scorer-v5.
     model_type (`str`, optional): "auto" (default: scorer.json, else detected from the
         model's files), "cross-encoder" or "bi-encoder".
     threshold (`float`, optional): an example is "same" when its score is >= threshold; from
@@ -195,7 +206,7 @@ Returns:
         normalisation, max over references, averaged over examples, in percent as the SQuAD
         metric reports them; two answers with no token left agree (100), as in SQuAD.
     "scorer" (`str`): "hybrid", "cross-encoder" or "bi-encoder cosine".
-    "model" (`str`): "namesake-wes-scorer-v4" (or -v3, -v2, -v1), or the folder or Hub id that
+    "model" (`str`): "namesake-wes-scorer-v5" (or -v4, -v3, -v2, -v1), or the folder or Hub id that
         scored.
     "model_source" (`str`): "default" or "argument".
     "regime" (`str`): "with questions", "without questions", "mixed: N with a question, M
@@ -208,7 +219,7 @@ Examples:
     >>> wes = evaluate.load("metrics/wes_similarity")
     >>> results = wes.compute(predictions=["NYC"], references=[["New York City"]])
     >>> results["exact_match"], results["scorer"], results["model"], results["regime"]
-    (0.0, 'hybrid', 'namesake-wes-scorer-v4', 'without questions')
+    (0.0, 'hybrid', 'namesake-wes-scorer-v5', 'without questions')
 """
 
 

@@ -141,7 +141,7 @@ def _add_wes(parser: argparse.ArgumentParser) -> None:
         score,
         "--model",
         help="saved WES scorer, cross-encoder or bi-encoder (default: the metric's, "
-        "namesake-wes-scorer-v4; the earlier -v3, -v2 and -v1 by those names)",
+        "namesake-wes-scorer-v5; the earlier -v4, -v3, -v2 and -v1 by those names)",
     )
     score.add_argument(
         "--threshold",

@@ -12,7 +12,7 @@ The artifacts folder (``demo_output/`` after ``make demo``) holds:
   (`cache_folder`): a folder a user made is only read.
 - ``wes_scorer/`` (optional): a saved WES scorer that judges answers (``make wes-demo`` fits
   the hybrid one there); without it the ``wes_similarity`` metric's default,
-  namesake-wes-scorer-v4.
+  namesake-wes-scorer-v5.
 - ``ecqg/mixed_dpr/passage_encoder/`` (optional, ``make ecqg-demo``): the passage encoder
   whose attention is shown; without it, the dense retriever's model.
 - ``leaderboard/`` (optional, ``make demo``'s ``namesake leaderboard --out``): the demo's

@@ -267,7 +267,7 @@ def test_the_answer_tab_shows_a_wes_score(app, page, screenshots):
     lexical = page.locator("#answer .ns-lexical").inner_text()
     assert "Exact match 0" in lexical and "token F1 0.0" in lexical
     scorer = page.locator("#answer .ns-scorer").inner_text()
-    assert "hybrid WES scorer: namesake-wes-scorer-v4" in scorer
+    assert "hybrid WES scorer: namesake-wes-scorer-v5" in scorer
     assert page.locator("#answer .ns-regime").inner_text().startswith("With questions")
     page.screenshot(path=str(screenshots / "answer.png"), full_page=True)
 

@@ -206,6 +206,22 @@ def hybrid_features(
     return module.hybrid_features(questions, references, candidates, span_encoder, version)
 
 
+def record_features(records: Sequence, encoder: str, version: int | None = None) -> np.ndarray:
+    """`hybrid_features` of judged answers (each with its question, if any), each distinct
+    (question, references, answer) computed once: EVOUNA's systems often give one answer."""
+    keys = [(r.question, r.references, r.candidate) for r in records]
+    distinct = list(dict.fromkeys(keys))
+    values = hybrid_features(
+        [q or None for q, _, _ in distinct],
+        [list(refs) for _, refs, _ in distinct],
+        [c for _, _, c in distinct],
+        encoder,
+        version=version,
+    )
+    index = {key: i for i, key in enumerate(distinct)}
+    return values[[index[k] for k in keys]]
+
+
 def fit_combiner(features: np.ndarray, labels, weights=None, c: float = 1.0) -> dict:
     """A logistic regression over `combiner_features`, as the plain numbers the metric's
     LogisticCombiner reads."""

@@ -27,7 +27,7 @@ compares the candidate with each gold answer and keeps the best score (max over 
   sentence-transformers model is trained at), no idf, no baseline rescaling (monotonic, so it
   changes no ROC-AUC), max over references; candidates scored in chunks to bound memory;
 - ``wes_similarity`` (``wes_similarity_scorer``): the project's metric with its default,
-  namesake-wes-scorer-v4 (the hybrid scorer; the questions go with the answers), or the
+  namesake-wes-scorer-v5 (the hybrid scorer; the questions go with the answers), or the
   ``model`` given; the scorer's ``model`` attribute says which.
 
 The heavy libraries are imported when a scorer is first called, not on import.
@@ -329,18 +329,24 @@ def wes_similarity_scorer(model: str | None = None, metric_path: str | None = No
 # --- the registry ---
 
 
-def available_metrics() -> dict[str, str | None]:
-    """Every metric name -> None when it can run here, else why not."""
-    found = {name: None for name in ALL_METRICS}
+def available_metrics(names: Sequence[str] | None = None) -> dict[str, str | None]:
+    """Every metric name (or each of ``names``) -> None when it can run here, else why not.
+    WordNet is loaded (seconds) only when METEOR is among them: judging with the lexical
+    metrics and wes_similarity alone does not wait for it."""
+    names = list(names or ALL_METRICS)
+    for name in names:
+        if name not in ALL_METRICS:
+            raise ValueError(f"no metric {name!r}: one of {', '.join(ALL_METRICS)}")
+    found = {name: None for name in names}
     for name, module in (
         ("bleu", "sacrebleu"),
         ("rouge_l", "rouge_score"),
         ("bertscore", "bert_score"),
         ("meteor", "nltk"),
     ):
-        if importlib.util.find_spec(module) is None:
+        if name in found and importlib.util.find_spec(module) is None:
             found[name] = f"the {module} package is not installed"
-    if found["meteor"] is None:
+    if "meteor" in found and found["meteor"] is None:
         wordnet, why = wordnet_status()
         if wordnet is None:
             found["meteor"] = why
@@ -367,11 +373,9 @@ def classic_scorers(names: Sequence[str] | None = None) -> tuple[dict[str, Score
     """({name: scorer} for the metrics that can run, {name: why not} for those left out).
 
     ``names``: which (default: every one of ``ALL_METRICS``, wes_similarity included)."""
-    available = available_metrics()
+    available = available_metrics(names)
     scorers, skipped = {}, {}
-    for name in names or ALL_METRICS:
-        if name not in available:
-            raise ValueError(f"no metric {name!r}: one of {', '.join(ALL_METRICS)}")
+    for name in available:
         if available[name] is None:
             scorers[name] = make_scorer(name)
         else:
