@@ -22,23 +22,25 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import sys
 import time
 from pathlib import Path
 
 import numpy as np
-from scipy.stats import binomtest
-from sklearn.metrics import roc_auc_score
 
-from namesake.amber.evaluation.statistics import resampled_sets
-from namesake.metrics import load_metric, metric_module
-from namesake.wes.scoring.answer_scorer import (
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from bench_wes_scorer_compare import paired_difference  # noqa: E402
+
+from namesake.metrics import load_metric, metric_module  # noqa: E402
+from namesake.wes.scoring.answer_scorer import (  # noqa: E402
     hybrid_features,
     record_features,
     surname_pairs,
     withhold_question,
 )
-from namesake.wes.scoring.judgments import read_judged, wes_judged_answers
-from namesake.wes.scoring.thresholds import accuracy_at, roc_auc
+from namesake.wes.scoring.judgments import read_judged, wes_judged_answers  # noqa: E402
+from namesake.wes.scoring.thresholds import accuracy_at, roc_auc  # noqa: E402
 
 
 def features_of(records, encoder: str, version: int, cache: Path) -> np.ndarray:
@@ -53,39 +55,29 @@ def features_of(records, encoder: str, version: int, cache: Path) -> np.ndarray:
     return features
 
 
-RESAMPLES = 2000
+RESAMPLES = 1000  # bootstrap resamples, as bench_wes_scorer_compare.py's default
+TESTS = 2000  # randomization-test resamples, as bench_wes_scorer_compare.py's default
 
 
-def paired_difference(labels, questions, scores4, scores5, threshold: float) -> dict:
-    """v5 minus v4 on the same answers: ROC-AUC and accuracy differences with 95% percentile
-    bootstrap intervals, questions drawn with replacement (an answer's verdicts are not
-    independent of its question's other answers), and the exact McNemar test on the answers
-    whose verdict at the threshold differs."""
+def v5_against_v4(labels, questions, scores4, scores5, threshold: float) -> dict:
+    """v5 minus v4 on the same answers, clustered by question (`paired_difference` of
+    bench_wes_scorer_compare.py: ROC-AUC and accuracy at the threshold, each with its 95%
+    bootstrap interval and paired randomization p), and how many answers only one of the
+    two gets right."""
     right4 = (scores4 >= threshold) == labels
     right5 = (scores5 >= threshold) == labels
-    only4, only5 = int((right4 & ~right5).sum()), int((right5 & ~right4).sum())
-    mcnemar = binomtest(only5, only4 + only5).pvalue if only4 + only5 else 1.0
-    result = {
-        "roc_auc": roc_auc(labels, scores5) - roc_auc(labels, scores4),
-        "accuracy": float(right5.mean() - right4.mean()),
-        "right only with v4": only4,
-        "right only with v5": only5,
-        "mcnemar p": mcnemar,
+    ids = {q: i for i, q in enumerate(dict.fromkeys(questions))}
+    clusters = np.array([ids[q] for q in questions])
+    paired = paired_difference(
+        labels, scores4, scores5, (threshold, threshold), clusters, RESAMPLES, TESTS
+    )
+    return {
+        figure: dict(zip(("observed", "low", "high", "p"), values, strict=True))
+        for figure, values in paired.items()
+    } | {
+        "right only with v4": int((right4 & ~right5).sum()),
+        "right only with v5": int((right5 & ~right4).sum()),
     }
-    if np.array_equal(scores4, scores5):
-        return result | {"roc_auc interval": (0.0, 0.0), "accuracy interval": (0.0, 0.0)}
-    ids, question_of = np.unique(questions, return_inverse=True)
-    auc, accuracy = [], []
-    for counts in resampled_sets(len(ids), RESAMPLES, seed=0):
-        for drawn in counts:
-            weight = drawn[question_of]
-            auc.append(
-                roc_auc_score(labels, scores5, sample_weight=weight)
-                - roc_auc_score(labels, scores4, sample_weight=weight)
-            )
-            accuracy.append(np.average(right5, weights=weight) - np.average(right4, weights=weight))
-    interval = lambda values: tuple(float(v) for v in np.percentile(values, [2.5, 97.5]))  # noqa: E731
-    return result | {"roc_auc interval": interval(auc), "accuracy interval": interval(accuracy)}
 
 
 def wes_name_figures(folder: str, module) -> None:
@@ -251,7 +243,7 @@ def main() -> None:
         questions = [r.question for r, o in zip(records, on, strict=True) if o]
         for tag, pair in computed.items():
             if tag.startswith(d.upper()):
-                result["v5 - v4"][tag] = paired_difference(
+                result["v5 - v4"][tag] = v5_against_v4(
                     labels[on].astype(bool),
                     questions,
                     pair["namesake-wes-scorer-v4"],
@@ -287,16 +279,17 @@ def main() -> None:
         print(f"| {name} | " + " | ".join(cells) + " |")
     cells = []
     for d in result["v5 - v4"].values():
-        low, high = d["roc_auc interval"]
+        auc = d["roc_auc"]
         cells.append(
-            f"{d['roc_auc']:+.4f} [{low:+.4f}, {high:+.4f}], {d['right only with v4']}:"
-            f"{d['right only with v5']} p={d['mcnemar p']:.2f}"
+            f"{auc['observed']:+.4f} [{auc['low']:+.4f}, {auc['high']:+.4f}] p={auc['p']:.2f},"
+            f" {d['right only with v4']}:{d['right only with v5']}"
+            f" p={d['accuracy']['p']:.2f}"
         )
     columns = next(iter(result["study columns"].values()))
     print("| scorer (ROC-AUC) | " + " | ".join(columns) + " |")
     for name, row in result["study columns"].items():
         print(f"| {name} | " + " | ".join(f"{v:.4f}" for v in row.values()) + " |")
-    label = "v5 - v4 (ROC-AUC [95% CI]; right only with v4:v5, McNemar p)"
+    label = "v5 - v4 (ROC-AUC [95% CI] p; right only with v4:v5, accuracy p)"
     print(f"| {label} | " + " | ".join(cells) + " |")
 
 

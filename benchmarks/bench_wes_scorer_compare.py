@@ -72,6 +72,25 @@ def auc_difference(labels, a, b, questions, resamples, tests, seed=0):
     return observed, float(low), float(high), (1 + extreme) / (1 + tests)
 
 
+def paired_difference(labels, a, b, thresholds, questions, resamples, tests) -> dict:
+    """{"roc_auc", "accuracy": (observed, low, high, p)} of scorer b minus scorer a on the
+    same answers, clustered by question (`questions`: 0-based ids): ROC-AUC by
+    `auc_difference`, accuracy at each scorer's threshold (`thresholds`: a's, b's) through
+    the AmbER statistics, questions as the sets."""
+    out = {"roc_auc": auc_difference(labels, a, b, questions, resamples, tests)}
+    sums = []
+    for scores, threshold in zip((a, b), thresholds, strict=True):
+        correct = (scores >= threshold) == labels
+        numerators = np.bincount(questions, weights=correct.astype(float))[:, None]
+        denominators = np.bincount(questions).astype(float)[:, None]
+        sums.append(SetSums(["accuracy"], numerators, denominators, {}))
+    delta = difference(*sums)
+    low, high = bootstrap_intervals(delta, resamples)["accuracy"]
+    p = paired_randomization_test(*sums)["accuracy"]
+    out["accuracy"] = (delta.figures()["accuracy"], low, high, p)
+    return out
+
+
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--wes", required=True, help="the WES folder the study read")
@@ -95,6 +114,7 @@ def main(argv=None) -> None:
             False: combiner.predict_proba(withhold_question(features)),
         }
     (a, _), (b, _) = SCORERS
+    thresholds = tuple(module.DEFAULT_SCORERS[name]["threshold"] for name in (a, b))
     labels = np.array([r.label for r in records], dtype=bool)
     dataset = np.array([r.dataset for r in records])
     test = np.array([r.split == "test" for r in records])
@@ -108,23 +128,13 @@ def main(argv=None) -> None:
         for with_question in (True, False):
             regime = f"{d.upper()} {'with' if with_question else 'without'} q"
             sa, sb = scores[a][with_question][on], scores[b][with_question][on]
-            observed, low, high, p = auc_difference(
-                labels[on], sa, sb, questions, args.resamples, args.tests
+            paired = paired_difference(
+                labels[on], sa, sb, thresholds, questions, args.resamples, args.tests
             )
-            rows.append((f"{regime}: ROC-AUC", observed, low, high))
-            pvalues[f"{regime}: ROC-AUC"] = p
-            # accuracy at each scorer's saved threshold, as per-question sums
-            sums = {}
-            for name, s in ((a, sa), (b, sb)):
-                correct = (s >= module.DEFAULT_SCORERS[name]["threshold"]) == labels[on]
-                numerators = np.bincount(questions, weights=correct.astype(float))[:, None]
-                denominators = np.bincount(questions).astype(float)[:, None]
-                sums[name] = SetSums(["accuracy"], numerators, denominators, {})
-            delta = difference(sums[a], sums[b])
-            low, high = bootstrap_intervals(delta, args.resamples)["accuracy"]
-            figure = f"{regime}: accuracy @ saved"
-            rows.append((figure, delta.figures()["accuracy"], low, high))
-            pvalues[figure] = paired_randomization_test(sums[a], sums[b])["accuracy"]
+            for figure, (observed, low, high, p) in paired.items():
+                label = f"{regime}: {'ROC-AUC' if figure == 'roc_auc' else 'accuracy @ saved'}"
+                rows.append((label, observed, low, high))
+                pvalues[label] = p
     adjusted = holm(pvalues)
     print(f"{b} - {a}, EVOUNA test, clustered by question\n")
     print("| figure | v4 - v3 | 95% interval | p | p (Holm) | verdict at 0.05 |")
